@@ -1,0 +1,27 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./app-env.ts";
+import type { Services } from "./services.ts";
+import { errorBody } from "./errors/gateway-error.ts";
+import { renderError } from "./errors/render-error.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { bodyLimit } from "./middleware/body-limit.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { modelRoutes } from "./routes/models.ts";
+import { balanceRoutes } from "./routes/balance.ts";
+import { chatCompletionsRoutes } from "./routes/chat/chat-completions.ts";
+import { adminRoutes } from "./routes/admin/index.ts";
+
+/** The runtime-neutral HTTP app: every route, middleware and the one error renderer. */
+export function createApp(services: Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("*", requestId());
+  app.use("*", bodyLimit(services.config.maxBodyBytes));
+  app.route("/", healthRoutes(services));
+  app.route("/", modelRoutes(services));
+  if (services.config.variant === "A") app.route("/", balanceRoutes(services));
+  app.route("/", chatCompletionsRoutes(services));
+  app.route("/v1/admin", adminRoutes(services));
+  app.notFound((c) => c.json(errorBody(404, `Unknown endpoint: ${c.req.method} ${c.req.path}`), 404));
+  app.onError((error, c) => renderError(error, c, services.log));
+  return app;
+}

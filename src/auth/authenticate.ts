@@ -1,0 +1,72 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { AppEnv } from "../app-env.ts";
+import type { Permission } from "./permissions.ts";
+import type { KeyCache, Principal } from "./key-cache.ts";
+import type { LastUsedTracker } from "./last-used.ts";
+
+/**
+ * The key a request presents: `Authorization: Bearer`, or for SDK drop-in `x-api-key`
+ * (Anthropic), `x-goog-api-key` or `?key=` (Gemini). An Authorization header that is not
+ * a Bearer credential is malformed and rejected rather than skipped.
+ */
+export function presentedKey(c: Context): string | null {
+  const authorization = c.req.header("authorization");
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw new GatewayError(401, "Malformed Authorization header; expected 'Bearer <API_KEY>'");
+    return match[1]!;
+  }
+  return c.req.header("x-api-key") ?? c.req.header("x-goog-api-key") ?? c.req.query("key") ?? null;
+}
+
+interface AuthOptions {
+  keys: KeyCache;
+  lastUsed: LastUsedTracker;
+  now: () => number;
+}
+
+/** Throws the 401 that fits a key that exists but cannot be used now. */
+function assertUsable(principal: Principal, now: number): void {
+  if (principal.tokenStatus === "revoked") throw new GatewayError(401, "This API key has been revoked");
+  if (principal.tokenStatus === "disabled") throw new GatewayError(401, "This API key is disabled");
+  if (principal.expiresAt !== null && principal.expiresAt <= now) throw new GatewayError(401, "This API key has expired");
+  if (principal.userStatus !== "active") throw new GatewayError(401, "The account of this API key is suspended");
+}
+
+async function authenticate(c: Context<AppEnv>, options: AuthOptions): Promise<Principal> {
+  const key = presentedKey(c);
+  if (key === null) throw new GatewayError(401, "Missing API key; send 'Authorization: Bearer <API_KEY>'");
+  const principal = await options.keys.resolve(key);
+  if (!principal) throw new GatewayError(401, "Invalid API key");
+  const now = options.now();
+  assertUsable(principal, now);
+  options.lastUsed.touch(principal.tokenId, now);
+  c.set("principal", principal);
+  return principal;
+}
+
+/** Middleware for model endpoints: an API key (not a management key), with `permission` when given. */
+export function requireApiKey(options: AuthOptions, permission?: Permission): MiddlewareHandler<AppEnv> {
+  return async function apiKeyAuth(c, next) {
+    const principal = await authenticate(c, options);
+    if (principal.role !== "user") {
+      throw new GatewayError(403, "Management keys cannot call model endpoints; use an API key");
+    }
+    if (permission && !principal.permissions.has(permission)) {
+      throw new GatewayError(403, `This API key lacks the '${permission}' permission`);
+    }
+    await next();
+  };
+}
+
+/** Middleware for /v1/admin/*: a management key. */
+export function requireManagementKey(options: AuthOptions): MiddlewareHandler<AppEnv> {
+  return async function managementKeyAuth(c, next) {
+    const principal = await authenticate(c, options);
+    if (principal.role !== "management") {
+      throw new GatewayError(403, "This endpoint needs a management key");
+    }
+    await next();
+  };
+}

@@ -1,0 +1,100 @@
+import { loadConfig, type Config } from "./config.ts";
+import { openDatabase, localPathOf } from "./db/open-database.ts";
+import { migrate } from "./db/migrate.ts";
+import { bootstrap, type FirstStart } from "./bootstrap.ts";
+import { createServices } from "./services.ts";
+import { createApp } from "./app.ts";
+import { createJsonLogger } from "./lib/logger.ts";
+import { VERSION } from "./version.ts";
+
+/** A listening server as the runtime reports it. */
+export interface RunningServer {
+  port: number;
+  /** Stops accepting connections; resolves when in-flight requests have finished. */
+  close(): Promise<void>;
+}
+
+/** The few things only a runtime can do; src/runtime/<name>.ts provides them. */
+export interface RuntimeHost {
+  env: Record<string, string | undefined>;
+  ensureDirectory(path: string): void;
+  serve(fetch: (request: Request) => Response | Promise<Response>, options: { port: number; host: string }): Promise<RunningServer>;
+  onShutdownSignal(handler: (signal: string) => void): void;
+  exit(code: number): void;
+  /** Writes a line to standard output. */
+  write(line: string): void;
+}
+
+function dirnameOf(path: string): string | null {
+  const slash = path.lastIndexOf("/");
+  return slash <= 0 ? null : path.slice(0, slash);
+}
+
+function firstStartBanner(first: FirstStart, config: Config, port: number): string {
+  const base = `http://localhost:${port}`;
+  const lines = ["", "=== Model gateway: first start ==="];
+  lines.push(
+    first.generatedManagementKey
+      ? `Management key (shown once, keep it safe): ${first.generatedManagementKey}`
+      : "Management key: the one in GATEWAY_MANAGEMENT_KEY",
+  );
+  if (first.demoApiKey) {
+    lines.push(`Demo API key (shown once): ${first.demoApiKey}`, "Try it:");
+    lines.push(
+      `curl ${base}/v1/chat/completions -H "Authorization: Bearer ${first.demoApiKey}" -H "Content-Type: application/json" -d '{"model":"demo-chat","messages":[{"role":"user","content":"Hello"}]}'`,
+    );
+  }
+  lines.push(`Variant ${config.variant}; database ${config.databaseUrl}`, "");
+  return lines.join("\n");
+}
+
+/**
+ * Starts the gateway on a runtime: config, database and migrations, first-start setup,
+ * services, HTTP server, and a graceful shutdown on SIGTERM/SIGINT (stop accepting, let
+ * in-flight requests finish up to the drain timeout, flush writes, close the database).
+ */
+export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
+  const config = loadConfig(host.env);
+  const now = () => Date.now();
+  const log = createJsonLogger(host.write, now);
+  const localPath = localPathOf(config.databaseUrl);
+  const directory = localPath === null ? null : dirnameOf(localPath);
+  if (directory) host.ensureDirectory(directory);
+
+  const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
+  await migrate(database.db, now);
+  const first = await bootstrap(database.db, config, now());
+  const services = await createServices({ db: database.db, config, now, fetch: globalThis.fetch.bind(globalThis), log });
+  services.changes.start(config.cachePollMs);
+  const lastUsedTimer = setInterval(() => services.usage.flush().catch(() => {}), 5_000);
+
+  const app = createApp(services);
+  const server = await host.serve(app.fetch, { port: config.port, host: config.host });
+  if (first) host.write(firstStartBanner(first, config, server.port));
+  log.info("gateway listening", { version: VERSION, port: server.port, host: config.host, variant: config.variant });
+
+  let stopping = false;
+  host.onShutdownSignal(async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    services.draining = true;
+    log.info("shutting down", { signal });
+    const drained = await Promise.race([
+      server.close().then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), config.drainTimeoutMs)),
+    ]);
+    if (!drained) log.warn("drain timeout passed with requests still in flight");
+    services.changes.stop();
+    clearInterval(lastUsedTimer);
+    try {
+      await services.usage.flush();
+      await database.close();
+    } catch (error) {
+      log.error("shutdown flush failed", { error: String(error) });
+      host.exit(1);
+      return;
+    }
+    host.exit(0);
+  });
+  return server;
+}

@@ -1,0 +1,85 @@
+/**
+ * The one canonical form of a chat exchange. Every caller format translates into it and
+ * every upstream adapter translates out of it, so N formats and M upstreams need N + M
+ * translators, not N x M.
+ */
+
+export type ContentPart =
+  | { type: "text"; text: string }
+  /** `url` is an http(s) URL or a `data:` URL carrying the bytes. */
+  | { type: "image"; url: string }
+  | { type: "tool_call"; id: string; name: string; arguments: string }
+  | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean };
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  parts: ContentPart[];
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+export interface SamplingParams {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxTokens?: number;
+  stop?: string[];
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  seed?: number;
+}
+
+export interface ChatRequest {
+  /** The public model ID the caller asked for. */
+  model: string;
+  messages: ChatMessage[];
+  params: SamplingParams;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  stream: boolean;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from the upstream's prompt cache, when it reports them. */
+  cachedInputTokens?: number;
+}
+
+export interface ChatResponse {
+  id: string;
+  model: string;
+  created: number;
+  /** Text and tool-call parts, in order. */
+  content: ContentPart[];
+  finishReason: FinishReason;
+  usage: Usage | null;
+}
+
+/** One event of a streamed response, in order: start, deltas, then usage and finish. */
+export type StreamPart =
+  | { type: "start"; id: string; model: string; created: number }
+  | { type: "text-delta"; text: string }
+  /** The first fragment of tool call `index`, with its id and name. */
+  | { type: "tool-call-start"; index: number; id: string; name: string }
+  | { type: "tool-call-delta"; index: number; argumentsDelta: string }
+  | { type: "usage"; usage: Usage }
+  | { type: "finish"; finishReason: FinishReason }
+  /** The upstream failed after the stream began; the caller's format renders its own error event. */
+  | { type: "error"; message: string };
+
+/** The text of a message's text parts, joined. */
+export function textOf(parts: readonly ContentPart[]): string {
+  let text = "";
+  for (const part of parts) if (part.type === "text") text += part.text;
+  return text;
+}

@@ -1,0 +1,77 @@
+import * as v from "valibot";
+
+/** Contract variant of spec section 4.1: A fills more chat defaults and serves /v1/balance. */
+export type Variant = "A" | "B";
+
+const integerFromEnv = (fallback: number, min: number) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.transform(Number),
+    v.integer(),
+    v.minValue(min),
+  );
+
+const ConfigSchema = v.object({
+  PORT: integerFromEnv(8080, 0),
+  HOST: v.optional(v.string(), "0.0.0.0"),
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1)), "file:./data/gateway.db"),
+  DATABASE_AUTH_TOKEN: v.optional(v.string()),
+  GATEWAY_MANAGEMENT_KEY: v.optional(v.pipe(v.string(), v.minLength(16, "GATEWAY_MANAGEMENT_KEY must be at least 16 characters"))),
+  GATEWAY_VARIANT: v.optional(v.picklist(["A", "B"]), "A"),
+  GATEWAY_DEMO: v.optional(v.picklist(["0", "1"]), "1"),
+  GATEWAY_MAX_BODY_BYTES: integerFromEnv(10 * 1024 * 1024, 1024),
+  GATEWAY_MAX_TOPUP_USD: integerFromEnv(100_000, 1),
+  GATEWAY_DRAIN_TIMEOUT_MS: integerFromEnv(10_000, 0),
+  GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
+  GATEWAY_CACHE_POLL_MS: integerFromEnv(1_000, 50),
+  GATEWAY_LOG_REQUESTS: v.optional(v.picklist(["0", "1"]), "0"),
+});
+
+/** Runtime configuration, read once from the environment at start. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  databaseAuthToken?: string;
+  managementKey?: string;
+  variant: Variant;
+  demo: boolean;
+  maxBodyBytes: number;
+  /** Largest single top-up accepted, in micro-USD. */
+  maxTopupMicros: number;
+  drainTimeoutMs: number;
+  /** Overall deadline for one upstream call, first byte to last. */
+  upstreamTimeoutMs: number;
+  /** How often other instances' admin changes are looked for (cache invalidation). */
+  cachePollMs: number;
+  logRequests: boolean;
+}
+
+/** Parses the environment into a Config; throws a readable message naming the bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const picked = Object.fromEntries(
+    Object.keys(ConfigSchema.entries).map((name) => [name, env[name] === "" ? undefined : env[name]]),
+  );
+  const result = v.safeParse(ConfigSchema, picked);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const name = issue.path?.map((p) => String(p.key)).join(".") ?? "environment";
+    throw new Error(`invalid configuration: ${name}: ${issue.message}`);
+  }
+  const e = result.output;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    databaseAuthToken: e.DATABASE_AUTH_TOKEN,
+    managementKey: e.GATEWAY_MANAGEMENT_KEY,
+    variant: e.GATEWAY_VARIANT,
+    demo: e.GATEWAY_DEMO === "1",
+    maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    maxTopupMicros: e.GATEWAY_MAX_TOPUP_USD * 1_000_000,
+    drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
+    upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    cachePollMs: e.GATEWAY_CACHE_POLL_MS,
+    logRequests: e.GATEWAY_LOG_REQUESTS === "1",
+  };
+}

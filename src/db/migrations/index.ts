@@ -1,0 +1,14 @@
+import type { Kysely } from "kysely";
+import { initial } from "./001-initial.ts";
+
+/** One schema change. `id` sorts in application order and is recorded once applied. */
+export interface Migration {
+  id: string;
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+/**
+ * Every migration, in order. A static list because the compiled executable has no folder
+ * to read migration files from.
+ */
+export const MIGRATIONS: readonly Migration[] = [initial];

@@ -1,0 +1,115 @@
+import type { Generated, Insertable, Selectable } from "kysely";
+
+/**
+ * Table row types. Money columns end in `_micros` (integer micro-USD); times are Unix
+ * milliseconds; JSON columns end in `_json`.
+ */
+export interface Database {
+  schema_migrations: { id: string; applied_at: number };
+  users: UsersTable;
+  tokens: TokensTable;
+  channels: ChannelsTable;
+  prices: PricesTable;
+  ledger: LedgerTable;
+  usage_logs: UsageLogsTable;
+  settings: { key: string; value_json: string };
+  idempotency_records: IdempotencyTable;
+}
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  plan: string;
+  status: "active" | "suspended";
+  balance_micros: number;
+  total_spent_micros: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  role: "user" | "management";
+  key_hash: string;
+  key_prefix: string;
+  permissions_json: string;
+  /** null: every model; otherwise a JSON array of allowed model IDs. */
+  models_json: string | null;
+  status: "active" | "disabled" | "revoked";
+  expires_at: number | null;
+  created_at: number;
+  last_used: number | null;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+}
+
+export interface ChannelsTable {
+  id: string;
+  name: string;
+  type: string;
+  base_url: string | null;
+  api_key: string | null;
+  models_json: string;
+  model_map_json: string;
+  priority: number;
+  weight: number;
+  status: "active" | "disabled" | "cooling";
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PricesTable {
+  model: string;
+  mode: string;
+  input_per_million_micros: number | null;
+  output_per_million_micros: number | null;
+  cached_input_per_million_micros: number | null;
+  per_image_micros: number | null;
+  per_1k_characters_micros: number | null;
+  per_minute_micros: number | null;
+  per_1k_documents_micros: number | null;
+  updated_at: number;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  user_id: string;
+  kind: "topup" | "hold" | "settle" | "refund" | "adjust";
+  amount_micros: number;
+  balance_after_micros: number;
+  reference: string | null;
+  created_at: number;
+}
+
+export interface UsageLogsTable {
+  id: string;
+  request_id: string;
+  user_id: string;
+  token_id: string;
+  model: string;
+  endpoint: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+  status: number;
+  latency_ms: number;
+  channel_id: string | null;
+  stream: number;
+  created_at: number;
+}
+
+export interface IdempotencyTable {
+  key: string;
+  scope: string;
+  request_hash: string;
+  response_json: string;
+  created_at: number;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type TokenRow = Selectable<TokensTable>;
+export type ChannelRow = Selectable<ChannelsTable>;
+export type PriceRow = Selectable<PricesTable>;
+export type UsageLogInsert = Insertable<UsageLogsTable>;

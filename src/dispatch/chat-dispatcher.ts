@@ -1,0 +1,113 @@
+import type { ChatRequest, ChatResponse, StreamPart, Usage } from "../canonical/chat.ts";
+import { upstreamModelOf, type Channel } from "../channels/channel.ts";
+import type { ChannelRegistry } from "../channels/channel-registry.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import { estimateTokens } from "../lib/estimate-tokens.ts";
+import { tapStream } from "../streams/tap-stream.ts";
+import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
+import type { UpstreamCall } from "../upstreams/adapter.ts";
+import type { RequestMeter } from "../usage/request-meter.ts";
+import { orderChannels } from "./order-channels.ts";
+import { withFailover, type Served } from "./with-failover.ts";
+
+interface DispatcherDeps {
+  channels: ChannelRegistry;
+  fetch: typeof fetch;
+  now: () => number;
+  upstreamTimeoutMs: number;
+}
+
+/** Serves canonical chat requests through the channels of their model, with failover. */
+export class ChatDispatcher {
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** A whole response; the usage row is committed before this resolves. */
+  async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatResponse>> {
+    let served: Served<ChatResponse>;
+    try {
+      served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call));
+    } catch (error) {
+      await meter.finish({ status: statusOf(error), usage: null, channelId: null });
+      throw error;
+    }
+    await meter.finish({ status: 200, usage: served.value.usage ?? estimateUsage(request, served.value), channelId: served.channel.id });
+    return served;
+  }
+
+  /**
+   * A stream of canonical parts. Its usage row is written exactly once: when it completes
+   * (before its end reaches the client), fails, or the client cancels it.
+   */
+  async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ReadableStream<StreamPart>>> {
+    let served: Served<ReadableStream<StreamPart>>;
+    try {
+      served = await this.#serve(request, signal, (adapter, call) => adapter.stream(request, call));
+    } catch (error) {
+      await meter.finish({ status: statusOf(error), usage: null, channelId: null });
+      throw error;
+    }
+    let reported: Usage | null = null;
+    let streamedText = "";
+    let failed = false;
+    const parts = tapStream(served.value, {
+      onItem(part) {
+        if (part.type === "usage") reported = part.usage;
+        else if (part.type === "text-delta") streamedText += part.text;
+        else if (part.type === "tool-call-delta") streamedText += part.argumentsDelta;
+        else if (part.type === "error") failed = true;
+      },
+      onEnd: (end) =>
+        meter.finish({
+          status: end === "complete" && !failed ? 200 : end === "cancelled" ? 499 : 502,
+          // Without reported usage, what was streamed is counted (about 4 characters a token).
+          usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(streamedText) },
+          channelId: served.channel.id,
+        }),
+    });
+    return { ...served, value: parts };
+  }
+
+  async #serve<T>(
+    request: ChatRequest,
+    signal: AbortSignal,
+    run: (adapter: NonNullable<(typeof CHAT_ADAPTERS)[keyof typeof CHAT_ADAPTERS]>, call: UpstreamCall) => Promise<T>,
+  ): Promise<Served<T>> {
+    const candidates = this.deps.channels.candidatesFor(request.model).filter((c) => CHAT_ADAPTERS[c.type]);
+    if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${request.model}' right now`);
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.deps.upstreamTimeoutMs)]);
+    return withFailover(
+      orderChannels(candidates),
+      (channel: Channel) =>
+        run(CHAT_ADAPTERS[channel.type]!, {
+          channel,
+          upstreamModel: upstreamModelOf(channel, request.model),
+          signal: deadline,
+          fetch: this.deps.fetch,
+          now: this.deps.now,
+        }),
+      { signal: deadline },
+    );
+  }
+}
+
+function statusOf(error: unknown): number {
+  return error instanceof GatewayError ? error.status : 500;
+}
+
+function estimatePromptTokens(request: ChatRequest): number {
+  let text = "";
+  for (const message of request.messages) {
+    for (const part of message.parts) {
+      if (part.type === "text") text += part.text;
+      else if (part.type === "tool_result") text += part.content;
+      else if (part.type === "tool_call") text += part.arguments;
+    }
+  }
+  return estimateTokens(text);
+}
+
+function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {
+  let output = "";
+  for (const part of response.content) output += part.type === "text" ? part.text : part.type === "tool_call" ? part.arguments : "";
+  return { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(output) };
+}

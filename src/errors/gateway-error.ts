@@ -1,0 +1,46 @@
+/** Error types of DESIGN.md section 5, keyed by HTTP status. */
+export const ERROR_TYPES = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "insufficient_funds",
+  403: "permission_error",
+  404: "not_found_error",
+  405: "invalid_request_error",
+  409: "conflict_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "server_error",
+  502: "upstream_error",
+  503: "unavailable",
+  504: "upstream_timeout",
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_TYPES;
+
+/**
+ * An error the gateway means to show the caller: its message is safe to return as is.
+ * Anything else thrown is rendered as a generic 500 and its detail stays in the process.
+ */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    message: string,
+    /** Extra response headers (Retry-After, x-ratelimit-*). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "GatewayError";
+  }
+
+  get type(): string {
+    return ERROR_TYPES[this.status];
+  }
+}
+
+/** The spec's error body: `{"error":{"message","type","code"}}` with code equal to the status. */
+export function errorBody(status: ErrorStatus, message: string) {
+  return { error: { message, type: ERROR_TYPES[status], code: status } };
+}
+
+export const badRequest = (message: string) => new GatewayError(400, message);
+export const notFound = (message: string) => new GatewayError(404, message);

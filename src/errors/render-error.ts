@@ -1,0 +1,28 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { Logger } from "../lib/logger.ts";
+import { errorBody, GatewayError, type ErrorStatus } from "./gateway-error.ts";
+
+/**
+ * The one place errors become responses, in the spec's shape. A GatewayError's message is
+ * shown as is; anything else is logged (without request data) and shown as a generic 500.
+ */
+export function renderError(error: unknown, c: Context, log: Logger): Response {
+  let gatewayError: GatewayError;
+  if (error instanceof GatewayError) {
+    gatewayError = error;
+  } else if (error instanceof HTTPException && error.status < 500) {
+    // Hono's own 4xx (e.g. a malformed body in its parsers).
+    const status = (error.status in { 400: 1, 404: 1, 413: 1 } ? error.status : 400) as ErrorStatus;
+    gatewayError = new GatewayError(status, error.message || "Bad request");
+  } else {
+    // Name and code only: messages of database errors can quote SQL or values.
+    const code = (error as { code?: unknown } | null)?.code;
+    log.error("unhandled error", { path: c.req.path, error: error instanceof Error ? error.name : typeof error, code: typeof code === "string" ? code : undefined });
+    gatewayError = new GatewayError(500, "The gateway failed to handle this request");
+  }
+  return new Response(JSON.stringify(errorBody(gatewayError.status, gatewayError.message)), {
+    status: gatewayError.status,
+    headers: { "content-type": "application/json", ...gatewayError.headers },
+  });
+}

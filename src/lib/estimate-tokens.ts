@@ -1,0 +1,8 @@
+/**
+ * A token count estimate for text whose real count is unknown: about 4 characters a token
+ * for English, the common rule of thumb. Used for the mock model, holds and streams whose
+ * upstream reports no usage.
+ */
+export function estimateTokens(text: string): number {
+  return text.length === 0 ? 0 : Math.max(1, Math.ceil(text.length / 4));
+}

@@ -1,0 +1,52 @@
+import * as v from "valibot";
+import { badRequest } from "../errors/gateway-error.ts";
+
+/** The dotted path of a valibot issue, e.g. `messages[0].role`. */
+function pathOf(issue: v.BaseIssue<unknown>): string {
+  let path = "";
+  for (const item of issue.path ?? []) {
+    const key = (item as { key: unknown }).key;
+    path += typeof key === "number" ? `[${key}]` : path === "" ? String(key) : `.${String(key)}`;
+  }
+  return path;
+}
+
+/** A one-line message naming the offending field, for a 400 body. */
+export function describeIssue(issue: v.BaseIssue<unknown>): string {
+  const path = pathOf(issue);
+  if (issue.kind === "schema" && issue.input === undefined && path !== "") {
+    return `'${path}' is required`;
+  }
+  return path === "" ? issue.message : `Invalid '${path}': ${issue.message}`;
+}
+
+/** Validates `input` against `schema`, or throws a 400 naming the first bad field. */
+export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (!result.success) throw badRequest(describeIssue(result.issues[0]));
+  return result.output;
+}
+
+/** Reads a request body as JSON, or throws a 400 when it is not JSON. */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const text = await request.text();
+  if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest("Request body is not valid JSON");
+  }
+}
+
+/** A number in [min, max], with a message that says so. */
+export const numberInRange = (min: number, max: number) =>
+  v.pipe(
+    v.number(`must be a number between ${min} and ${max}`),
+    v.finite(`must be a number between ${min} and ${max}`),
+    v.minValue(min, `must be a number between ${min} and ${max}`),
+    v.maxValue(max, `must be a number between ${min} and ${max}`),
+  );
+
+/** An integer of at least `min`. */
+export const integerAtLeast = (min: number) =>
+  v.pipe(v.number(`must be an integer >= ${min}`), v.integer(`must be an integer >= ${min}`), v.minValue(min, `must be an integer >= ${min}`));

@@ -1,0 +1,64 @@
+import type { ModelMode, Price } from "./price.ts";
+
+type PriceSpec = Partial<Omit<Price, "model" | "mode">>;
+
+/** USD to micro-USD for table entries written in dollars, so the table reads like a price list. */
+const usd = (dollars: number) => Math.round(dollars * 1_000_000);
+
+function entry(model: string, mode: ModelMode, spec: PriceSpec): Price {
+  return {
+    model,
+    mode,
+    inputPerMillion: spec.inputPerMillion ?? null,
+    outputPerMillion: spec.outputPerMillion ?? null,
+    cachedInputPerMillion: spec.cachedInputPerMillion ?? null,
+    perImage: spec.perImage ?? null,
+    per1kCharacters: spec.per1kCharacters ?? null,
+    perMinute: spec.perMinute ?? null,
+    per1kDocuments: spec.per1kDocuments ?? null,
+  };
+}
+
+const chat = (model: string, input: number, output: number, cached?: number) =>
+  entry(model, "chat", {
+    inputPerMillion: usd(input),
+    outputPerMillion: usd(output),
+    cachedInputPerMillion: cached === undefined ? undefined : usd(cached),
+  });
+
+/**
+ * Prices that ship inside the executable: the demo models and common public model IDs,
+ * from the providers' published list prices (USD). Admin-set prices override them.
+ */
+export const DEFAULT_PRICES: readonly Price[] = [
+  chat("demo-chat", 0.5, 1.5),
+  chat("demo-chat-mini", 0.1, 0.3),
+  entry("demo-embed", "embedding", { inputPerMillion: usd(0.02) }),
+  entry("demo-rerank", "rerank", { per1kDocuments: usd(0.05) }),
+  entry("demo-image", "image", { perImage: usd(0.04) }),
+  entry("demo-tts", "speech", { per1kCharacters: usd(0.015) }),
+  entry("demo-transcribe", "transcription", { perMinute: usd(0.006) }),
+  chat("gpt-4o", 2.5, 10, 1.25),
+  chat("gpt-4o-mini", 0.15, 0.6, 0.075),
+  chat("gpt-4.1", 2, 8, 0.5),
+  chat("gpt-4.1-mini", 0.4, 1.6, 0.1),
+  chat("gpt-4.1-nano", 0.1, 0.4, 0.025),
+  chat("o3-mini", 1.1, 4.4, 0.55),
+  chat("o4-mini", 1.1, 4.4, 0.275),
+  chat("claude-3-5-haiku-latest", 0.8, 4, 0.08),
+  chat("claude-sonnet-4-20250514", 3, 15, 0.3),
+  chat("claude-opus-4-20250514", 15, 75, 1.5),
+  chat("gemini-2.0-flash", 0.1, 0.4, 0.025),
+  chat("gemini-2.5-flash", 0.3, 2.5, 0.075),
+  chat("gemini-2.5-pro", 1.25, 10, 0.31),
+  chat("deepseek-chat", 0.27, 1.1, 0.07),
+  entry("text-embedding-3-small", "embedding", { inputPerMillion: usd(0.02) }),
+  entry("text-embedding-3-large", "embedding", { inputPerMillion: usd(0.13) }),
+  entry("text-embedding-004", "embedding", { inputPerMillion: usd(0.0) }),
+  entry("rerank-v3.5", "rerank", { per1kDocuments: usd(2) }),
+  entry("dall-e-3", "image", { perImage: usd(0.04) }),
+  entry("gpt-image-1", "image", { perImage: usd(0.042) }),
+  entry("tts-1", "speech", { per1kCharacters: usd(0.015) }),
+  entry("tts-1-hd", "speech", { per1kCharacters: usd(0.03) }),
+  entry("whisper-1", "transcription", { perMinute: usd(0.006) }),
+];

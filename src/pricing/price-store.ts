@@ -1,0 +1,42 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { DEFAULT_PRICES } from "./default-prices.ts";
+import { PRICE_FIELDS, priceFromRow, type Price } from "./price.ts";
+
+/** Prices in memory: the shipped table overlaid with admin-set rows; reloaded on change. */
+export class PriceStore {
+  #byModel = new Map<string, Price>();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Rebuilds the table from the shipped defaults and the stored rows. */
+  async load(): Promise<void> {
+    const byModel = new Map(DEFAULT_PRICES.map((p) => [p.model, p]));
+    for (const row of await this.db.selectFrom("prices").selectAll().execute()) {
+      byModel.set(row.model, priceFromRow(row));
+    }
+    this.#byModel = byModel;
+  }
+
+  /** The price of a model, if it has one. */
+  get(model: string): Price | undefined {
+    return this.#byModel.get(model);
+  }
+
+  /** Every priced model, sorted by ID. */
+  list(): Price[] {
+    return [...this.#byModel.values()].sort((a, b) => a.model.localeCompare(b.model));
+  }
+
+  /** Stores a model's price, replacing the previous one. */
+  async set(price: Price, now: number): Promise<void> {
+    const row: Record<string, string | number | null> = { model: price.model, mode: price.mode, updated_at: now };
+    for (const [, field, column] of PRICE_FIELDS) row[column] = price[field];
+    await this.db
+      .insertInto("prices")
+      .values(row as never)
+      .onConflict((oc) => oc.column("model").doUpdateSet(row as never))
+      .execute();
+    this.#byModel.set(price.model, price);
+  }
+}

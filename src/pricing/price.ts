@@ -1,0 +1,49 @@
+import * as v from "valibot";
+import type { PriceRow } from "../db/schema.ts";
+import { microsToUsd } from "../lib/money.ts";
+
+/** Which endpoints a model serves (DESIGN.md section 5); models without a price are chat models. */
+export const MODEL_MODES = ["chat", "embedding", "rerank", "image", "speech", "transcription"] as const;
+export type ModelMode = (typeof MODEL_MODES)[number];
+export const ModelModeSchema = v.picklist(MODEL_MODES, `must be one of ${MODEL_MODES.join(", ")}`);
+
+/** The unit prices of one model, in integer micro-USD. */
+export interface Price {
+  model: string;
+  mode: ModelMode;
+  inputPerMillion: number | null;
+  outputPerMillion: number | null;
+  cachedInputPerMillion: number | null;
+  perImage: number | null;
+  per1kCharacters: number | null;
+  perMinute: number | null;
+  per1kDocuments: number | null;
+}
+
+/** API field name (USD) -> Price field (micro-USD): one list serves parsing, storing and showing. */
+export const PRICE_FIELDS = [
+  ["input_per_million", "inputPerMillion", "input_per_million_micros"],
+  ["output_per_million", "outputPerMillion", "output_per_million_micros"],
+  ["cached_input_per_million", "cachedInputPerMillion", "cached_input_per_million_micros"],
+  ["per_image", "perImage", "per_image_micros"],
+  ["per_1k_characters", "per1kCharacters", "per_1k_characters_micros"],
+  ["per_minute", "perMinute", "per_minute_micros"],
+  ["per_1k_documents", "per1kDocuments", "per_1k_documents_micros"],
+] as const;
+
+/** Parses a stored row. */
+export function priceFromRow(row: PriceRow): Price {
+  const price: Price = { model: row.model, mode: row.mode as ModelMode } as Price;
+  for (const [, field, column] of PRICE_FIELDS) price[field] = row[column];
+  return price;
+}
+
+/** The price record as the API shows it: USD numbers. */
+export function priceView(price: Price) {
+  const view: Record<string, string | number | null> = { model: price.model, mode: price.mode };
+  for (const [name, field] of PRICE_FIELDS) {
+    const micros = price[field];
+    view[name] = micros === null ? null : microsToUsd(micros);
+  }
+  return view;
+}

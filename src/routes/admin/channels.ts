@@ -1,0 +1,83 @@
+import * as v from "valibot";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { notFound } from "../../errors/gateway-error.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { newId } from "../../lib/random-id.ts";
+import { channelView } from "../../admin/views.ts";
+import { channelFromRow, ChannelTypeSchema } from "../../channels/channel.ts";
+import type { ChannelRow } from "../../db/schema.ts";
+
+const ModelId = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const BaseUrl = v.nullable(v.pipe(v.string(), v.url("must be a URL"), v.regex(/^https?:\/\//i, "must be an http(s) URL")));
+
+const channelFields = {
+  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100)),
+  base_url: v.optional(BaseUrl),
+  api_key: v.optional(v.nullable(v.string())),
+  models: v.array(ModelId, "must be an array of model IDs"),
+  priority: v.optional(v.pipe(v.number(), v.integer("must be an integer")), 0),
+  weight: v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(1_000_000)), 1),
+  model_map: v.optional(v.record(ModelId, ModelId, "must map model IDs to upstream model IDs"), {}),
+  status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'"), "active"),
+};
+
+const CreateChannelSchema = v.strictObject({ ...channelFields, type: ChannelTypeSchema });
+const UpdateChannelSchema = v.partial(v.strictObject({ ...channelFields, type: ChannelTypeSchema }));
+
+/** GET/POST /v1/admin/channels, PATCH and DELETE one. Secrets are stored, never shown. */
+export function adminChannelRoutes(services: Services) {
+  const findChannel = async (id: string) => {
+    const row = await services.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirst();
+    if (!row) throw notFound(`No channel with id '${id}'`);
+    return row;
+  };
+
+  return new Hono<AppEnv>()
+    .get("/channels", (c) => c.json({ channels: services.channels.all.map(channelView) }))
+    .post("/channels", async (c) => {
+      const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw));
+      const now = services.now();
+      const row: ChannelRow = {
+        id: newId("ch"),
+        name: body.name,
+        type: body.type,
+        base_url: body.base_url ?? null,
+        api_key: body.api_key ?? null,
+        models_json: JSON.stringify(body.models),
+        model_map_json: JSON.stringify(body.model_map),
+        priority: body.priority,
+        weight: body.weight,
+        status: body.status,
+        created_at: now,
+        updated_at: now,
+      };
+      await services.db.insertInto("channels").values(row).execute();
+      await services.changes.bump();
+      return c.json(channelView(channelFromRow(row)), 201);
+    })
+    .patch("/channels/:id", async (c) => {
+      const body = parseOrThrow(UpdateChannelSchema, await readJsonBody(c.req.raw));
+      const existing = await findChannel(c.req.param("id"));
+      const changes: Partial<ChannelRow> = { updated_at: services.now() };
+      if (body.name !== undefined) changes.name = body.name;
+      if (body.type !== undefined) changes.type = body.type;
+      if (body.base_url !== undefined) changes.base_url = body.base_url;
+      if (body.api_key !== undefined) changes.api_key = body.api_key;
+      if (body.models !== undefined) changes.models_json = JSON.stringify(body.models);
+      if (body.model_map !== undefined) changes.model_map_json = JSON.stringify(body.model_map);
+      if (body.priority !== undefined) changes.priority = body.priority;
+      if (body.weight !== undefined) changes.weight = body.weight;
+      if (body.status !== undefined) changes.status = body.status;
+      const row = await services.db.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow();
+      await services.changes.bump();
+      return c.json(channelView(channelFromRow(row)));
+    })
+    .delete("/channels/:id", async (c) => {
+      const existing = await findChannel(c.req.param("id"));
+      await services.db.deleteFrom("channels").where("id", "=", existing.id).execute();
+      await services.changes.bump();
+      return c.json({ ...channelView(channelFromRow(existing)), deleted: true });
+    });
+}

@@ -1,0 +1,108 @@
+import * as v from "valibot";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { badRequest, GatewayError, notFound } from "../../errors/gateway-error.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { PermissionSchema } from "../../auth/permissions.ts";
+import { tokenView } from "../../admin/views.ts";
+import { createToken } from "../../accounts/create-token.ts";
+import type { TokenRow } from "../../db/schema.ts";
+
+const IsoTime = v.pipe(
+  v.string("must be an ISO 8601 time"),
+  v.isoTimestamp("must be an ISO 8601 time, e.g. 2026-12-31T00:00:00Z"),
+  v.transform((s) => Date.parse(s)),
+);
+const Permissions = v.pipe(v.array(PermissionSchema, "must be an array of permissions"), v.transform((p) => [...new Set(p)]));
+const Models = v.nullable(v.array(v.pipe(v.string(), v.minLength(1))));
+const Limit = v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)));
+const Name = v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100));
+
+const CreateTokenSchema = v.strictObject({
+  user_id: v.pipe(v.string("must be a string"), v.minLength(1)),
+  name: Name,
+  permissions: v.optional(Permissions),
+  role: v.optional(v.picklist(["user", "management"], "must be 'user' or 'management'"), "user"),
+  expires_at: v.optional(v.nullable(IsoTime)),
+  models: v.optional(Models),
+  requests_per_minute: v.optional(Limit),
+  tokens_per_minute: v.optional(Limit),
+});
+
+const UpdateTokenSchema = v.strictObject({
+  name: v.optional(Name),
+  permissions: v.optional(Permissions),
+  status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'")),
+  expires_at: v.optional(v.nullable(IsoTime)),
+  models: v.optional(Models),
+  requests_per_minute: v.optional(Limit),
+  tokens_per_minute: v.optional(Limit),
+});
+
+/** GET/POST /v1/admin/tokens, PATCH and DELETE (revoke) one. */
+export function adminTokenRoutes(services: Services) {
+  const view = (row: TokenRow) => tokenView(row, services.now(), services.lastUsed.latest(row.id));
+  const findToken = async (id: string) => {
+    const row = await services.db.selectFrom("tokens").selectAll().where("id", "=", id).executeTakeFirst();
+    if (!row) throw notFound(`No token with id '${id}'`);
+    return row;
+  };
+
+  return new Hono<AppEnv>()
+    .get("/tokens", async (c) => {
+      let query = services.db.selectFrom("tokens").selectAll().orderBy("created_at").orderBy("id");
+      const userId = c.req.query("user_id");
+      if (userId) query = query.where("user_id", "=", userId);
+      return c.json({ tokens: (await query.execute()).map(view) });
+    })
+    .post("/tokens", async (c) => {
+      const body = parseOrThrow(CreateTokenSchema, await readJsonBody(c.req.raw));
+      const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();
+      if (!user) throw notFound(`No user with id '${body.user_id}'`);
+      if (body.expires_at != null && body.expires_at <= services.now()) throw badRequest("Invalid 'expires_at': must be in the future");
+      const { row, key } = await createToken(services.db, {
+        userId: body.user_id,
+        name: body.name,
+        role: body.role,
+        permissions: body.permissions,
+        models: body.models,
+        expiresAt: body.expires_at,
+        requestsPerMinute: body.requests_per_minute,
+        tokensPerMinute: body.tokens_per_minute,
+        now: services.now(),
+      });
+      await services.changes.bump();
+      return c.json({ ...view(row), key }, 201);
+    })
+    .patch("/tokens/:id", async (c) => {
+      const body = parseOrThrow(UpdateTokenSchema, await readJsonBody(c.req.raw));
+      const existing = await findToken(c.req.param("id"));
+      if (existing.status === "revoked") throw new GatewayError(409, "A revoked token cannot be changed");
+      const changes: Partial<TokenRow> = {};
+      if (body.name !== undefined) changes.name = body.name;
+      if (body.permissions !== undefined) changes.permissions_json = JSON.stringify(body.permissions);
+      if (body.status !== undefined) changes.status = body.status;
+      if (body.expires_at !== undefined) changes.expires_at = body.expires_at;
+      if (body.models !== undefined) changes.models_json = body.models === null ? null : JSON.stringify(body.models);
+      if (body.requests_per_minute !== undefined) changes.requests_per_minute = body.requests_per_minute;
+      if (body.tokens_per_minute !== undefined) changes.tokens_per_minute = body.tokens_per_minute;
+      const row =
+        Object.keys(changes).length === 0
+          ? existing
+          : await services.db.updateTable("tokens").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow();
+      await services.changes.bump();
+      return c.json(view(row));
+    })
+    .delete("/tokens/:id", async (c) => {
+      const existing = await findToken(c.req.param("id"));
+      const row = await services.db
+        .updateTable("tokens")
+        .set({ status: "revoked" })
+        .where("id", "=", existing.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await services.changes.bump();
+      return c.json(view(row));
+    });
+}

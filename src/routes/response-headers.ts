@@ -1,0 +1,14 @@
+import type { Served } from "../dispatch/with-failover.ts";
+
+/** Headers of a Server-Sent Events response that proxies must not buffer. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+} as const;
+
+/** Which channel served a request and after how many attempts; ids only, no secrets. */
+export function servedHeaders(served: Served<unknown>): Record<string, string> {
+  return { "x-gateway-channel": served.channel.id, "x-gateway-attempts": String(served.attempts) };
+}

@@ -1,0 +1,25 @@
+/** Node entry, through @hono/node-server: `npm run start:node`. */
+import { mkdirSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { runGateway } from "../boot.ts";
+
+await runGateway({
+  env: process.env,
+  ensureDirectory: (path) => mkdirSync(path, { recursive: true }),
+  serve(fetch, { port, host }) {
+    return new Promise((resolve) => {
+      const server = serve({ fetch, port, hostname: host }, (info: AddressInfo) => {
+        resolve({
+          port: info.port,
+          close: () => new Promise<void>((done) => server.close(() => done())),
+        });
+      });
+    });
+  },
+  onShutdownSignal(handler) {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => handler(signal));
+  },
+  exit: (code) => process.exit(code),
+  write: (line) => console.log(line),
+});

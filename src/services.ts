@@ -1,0 +1,63 @@
+import type { Kysely } from "kysely";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/schema.ts";
+import type { Logger } from "./lib/logger.ts";
+import { KeyCache } from "./auth/key-cache.ts";
+import { LastUsedTracker } from "./auth/last-used.ts";
+import { ChannelRegistry } from "./channels/channel-registry.ts";
+import { PriceStore } from "./pricing/price-store.ts";
+import { SettingsStore } from "./settings/settings-store.ts";
+import { ChangeFeed } from "./state/change-feed.ts";
+import { UsageWriter } from "./usage/usage-writer.ts";
+import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
+
+/** What the gateway is given from outside: injected so tests pass their own. */
+export interface GatewayDeps {
+  db: Kysely<Database>;
+  config: Config;
+  now: () => number;
+  fetch: typeof fetch;
+  log: Logger;
+}
+
+/** The gateway's long-lived parts, built once and shared by every route. */
+export interface Services extends GatewayDeps {
+  keys: KeyCache;
+  lastUsed: LastUsedTracker;
+  settings: SettingsStore;
+  channels: ChannelRegistry;
+  prices: PriceStore;
+  usage: UsageWriter;
+  chat: ChatDispatcher;
+  changes: ChangeFeed;
+  /** True once shutdown began: /ready answers 503. */
+  draining: boolean;
+}
+
+/** Builds the services and loads their in-memory state from the database. */
+export async function createServices(deps: GatewayDeps): Promise<Services> {
+  const keys = new KeyCache(deps.db);
+  const lastUsed = new LastUsedTracker();
+  const settings = new SettingsStore(deps.db);
+  const channels = new ChannelRegistry(deps.db);
+  const prices = new PriceStore(deps.db);
+  const reload = async () => {
+    keys.clear();
+    await Promise.all([settings.load(), channels.load(), prices.load()]);
+  };
+  const services: Services = {
+    ...deps,
+    keys,
+    lastUsed,
+    settings,
+    channels,
+    prices,
+    usage: new UsageWriter(deps.db, lastUsed, deps.log),
+    chat: new ChatDispatcher({ channels, fetch: deps.fetch, now: deps.now, upstreamTimeoutMs: deps.config.upstreamTimeoutMs }),
+    changes: new ChangeFeed(deps.db, reload),
+    draining: false,
+  };
+  await reload();
+  await services.changes.init();
+  return services;
+}

@@ -1,0 +1,53 @@
+/** How a tapped stream ended. */
+export type StreamEnd = "complete" | "cancelled" | "failed";
+
+interface TapHooks<T> {
+  /** Sees every item before it is passed on. */
+  onItem(item: T): void;
+  /**
+   * Called once when the stream ends. For "complete" the stream's close waits for it, so
+   * work done here (committing the usage row) happens before the client sees the end.
+   */
+  onEnd(end: StreamEnd): Promise<void>;
+}
+
+/**
+ * Passes `source` through, pull by pull (so a slow reader applies backpressure upstream and
+ * nothing is buffered without bound), calling `onEnd` exactly once whether the stream
+ * completes, fails or the reader cancels (a client that disconnected).
+ */
+export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): ReadableStream<T> {
+  const reader = source.getReader();
+  let ended = false;
+  const end = (how: StreamEnd) => {
+    if (ended) return Promise.resolve();
+    ended = true;
+    return hooks.onEnd(how);
+  };
+  return new ReadableStream<T>(
+    {
+      async pull(controller) {
+        let result: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          result = await reader.read();
+        } catch (error) {
+          await end("failed").catch(() => {});
+          controller.error(error);
+          return;
+        }
+        if (result.done) {
+          await end("complete");
+          controller.close();
+          return;
+        }
+        hooks.onItem(result.value);
+        controller.enqueue(result.value);
+      },
+      async cancel(reason) {
+        await reader.cancel(reason).catch(() => {});
+        await end("cancelled");
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -1,0 +1,53 @@
+import type { ChatMessage, ChatRequest } from "../../canonical/chat.ts";
+
+/** A canonical message as one or more OpenAI messages (each tool result is its own message). */
+function messagesOf(message: ChatMessage): Record<string, unknown>[] {
+  if (message.role === "tool" || message.parts.some((p) => p.type === "tool_result")) {
+    return message.parts
+      .filter((p) => p.type === "tool_result")
+      .map((p) => ({ role: "tool", tool_call_id: p.toolCallId, content: p.content }));
+  }
+  const toolCalls = message.parts
+    .filter((p) => p.type === "tool_call")
+    .map((p) => ({ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments } }));
+  const media = message.parts.filter((p) => p.type === "text" || p.type === "image");
+  const onlyText = media.every((p) => p.type === "text");
+  const content = onlyText
+    ? media.map((p) => (p.type === "text" ? p.text : "")).join("")
+    : media.map((p) => (p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url } }));
+  const out: Record<string, unknown> = { role: message.role, content: toolCalls.length > 0 && content === "" ? null : content };
+  if (toolCalls.length > 0) out.tool_calls = toolCalls;
+  return [out];
+}
+
+/** A canonical request as an OpenAI chat-completions body for `upstreamModel`. */
+export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstreamModel: string): Record<string, unknown> {
+  const p = request.params;
+  const body: Record<string, unknown> = {
+    model: upstreamModel,
+    messages: request.messages.flatMap(messagesOf),
+  };
+  if (p.temperature !== undefined) body.temperature = p.temperature;
+  if (p.topP !== undefined) body.top_p = p.topP;
+  if (p.maxTokens !== undefined) body.max_tokens = p.maxTokens;
+  if (p.stop !== undefined) body.stop = p.stop;
+  if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
+  if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
+  if (p.seed !== undefined) body.seed = p.seed;
+  if (request.tools) {
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
+  }
+  if (request.toolChoice !== undefined) {
+    body.tool_choice =
+      typeof request.toolChoice === "string" ? request.toolChoice : { type: "function", function: { name: request.toolChoice.name } };
+  }
+  if (request.stream) {
+    body.stream = true;
+    // Always asked for: billing settles from the usage the upstream reports.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}

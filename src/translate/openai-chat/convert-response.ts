@@ -1,0 +1,92 @@
+import * as v from "valibot";
+import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
+
+/** OpenAI's usage object; lenient, only the fields used. */
+export const OpenAiUsageSchema = v.looseObject({
+  prompt_tokens: v.optional(v.nullable(v.number())),
+  completion_tokens: v.optional(v.nullable(v.number())),
+  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(v.number())) }))),
+});
+
+const ToolCallSchema = v.looseObject({
+  id: v.optional(v.string()),
+  function: v.optional(v.looseObject({ name: v.optional(v.string()), arguments: v.optional(v.string()) })),
+});
+
+/** An upstream chat.completion body; lenient, only the fields used. */
+export const OpenAiChatResponseSchema = v.looseObject({
+  id: v.optional(v.string()),
+  created: v.optional(v.number()),
+  model: v.optional(v.string()),
+  choices: v.array(
+    v.looseObject({
+      message: v.optional(
+        v.looseObject({ content: v.optional(v.nullable(v.string())), tool_calls: v.optional(v.nullable(v.array(ToolCallSchema))) }),
+      ),
+      finish_reason: v.optional(v.nullable(v.string())),
+    }),
+  ),
+  usage: v.optional(v.nullable(OpenAiUsageSchema)),
+});
+
+/** OpenAI usage in canonical terms. */
+export function usageFromOpenAi(usage: v.InferOutput<typeof OpenAiUsageSchema>): Usage {
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    ...(cached ? { cachedInputTokens: cached } : {}),
+  };
+}
+
+/** Canonical usage as OpenAI writes it. */
+export function usageToOpenAi(usage: Usage) {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    ...(usage.cachedInputTokens ? { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } } : {}),
+  };
+}
+
+/** An upstream chat.completion in the canonical form. */
+export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
+  const choice = body.choices[0];
+  const content: ContentPart[] = [];
+  if (choice?.message?.content) content.push({ type: "text", text: choice.message.content });
+  for (const call of choice?.message?.tool_calls ?? []) {
+    content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
+  }
+  return {
+    id: body.id ?? "",
+    model: body.model ?? "",
+    created: body.created ?? Math.floor(now / 1000),
+    content,
+    finishReason: mapOpenAiFinishReason(choice?.finish_reason),
+    usage: body.usage ? usageFromOpenAi(body.usage) : null,
+  };
+}
+
+/** A canonical response as a spec 2.2 chat.completion for the public `model`. */
+export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, model: string) {
+  let text: string | null = null;
+  const toolCalls: unknown[] = [];
+  for (const part of response.content) {
+    if (part.type === "text") text = (text ?? "") + part.text;
+    else if (part.type === "tool_call") {
+      toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
+    }
+  }
+  const message: Record<string, unknown> = { role: "assistant", content: text ?? (toolCalls.length > 0 ? null : "") };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 };
+  return {
+    id: response.id.startsWith("chatcmpl") ? response.id : `chatcmpl-${response.id}`,
+    object: "chat.completion",
+    created: response.created,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: toOpenAiFinishReason(response.finishReason) }],
+    usage: usageToOpenAi(usage),
+  };
+}

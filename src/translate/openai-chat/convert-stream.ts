@@ -1,0 +1,168 @@
+import * as v from "valibot";
+import type { StreamPart, Usage } from "../../canonical/chat.ts";
+import type { SseEvent } from "../../streams/sse.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import { errorBody } from "../../errors/gateway-error.ts";
+import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
+import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
+
+const ChunkSchema = v.looseObject({
+  id: v.optional(v.string()),
+  model: v.optional(v.string()),
+  created: v.optional(v.number()),
+  choices: v.optional(
+    v.array(
+      v.looseObject({
+        delta: v.optional(
+          v.looseObject({
+            content: v.optional(v.nullable(v.string())),
+            tool_calls: v.optional(
+              v.nullable(
+                v.array(
+                  v.looseObject({
+                    index: v.optional(v.number()),
+                    id: v.optional(v.nullable(v.string())),
+                    function: v.optional(
+                      v.looseObject({ name: v.optional(v.nullable(v.string())), arguments: v.optional(v.nullable(v.string())) }),
+                    ),
+                  }),
+                ),
+              ),
+            ),
+          }),
+        ),
+        finish_reason: v.optional(v.nullable(v.string())),
+      }),
+    ),
+  ),
+  usage: v.optional(v.nullable(OpenAiUsageSchema)),
+  error: v.optional(v.unknown()),
+});
+
+/**
+ * Upstream OpenAI chunk events -> canonical parts. A stream that stops before both a
+ * finish_reason and `[DONE]` was cut short and ends with an error part.
+ */
+export function openAiChunksToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+  let started = false;
+  let finished = false;
+  let done = false;
+  return new TransformStream<SseEvent, StreamPart>({
+    transform(event, controller) {
+      if (done) return;
+      if (event.data === "[DONE]") {
+        done = true;
+        return;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(event.data);
+      } catch {
+        controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
+        done = true;
+        return;
+      }
+      const parsed = v.safeParse(ChunkSchema, json);
+      if (!parsed.success || parsed.output.error !== undefined) {
+        controller.enqueue({ type: "error", message: "upstream reported an error mid-stream" });
+        done = true;
+        return;
+      }
+      const chunk = parsed.output;
+      if (!started) {
+        started = true;
+        controller.enqueue({ type: "start", id: chunk.id ?? "", model: chunk.model ?? "", created: chunk.created ?? Math.floor(now() / 1000) });
+      }
+      for (const choice of chunk.choices ?? []) {
+        const delta = choice.delta;
+        if (delta?.content) controller.enqueue({ type: "text-delta", text: delta.content });
+        for (const call of delta?.tool_calls ?? []) {
+          const index = call.index ?? 0;
+          if (call.id || call.function?.name) {
+            controller.enqueue({ type: "tool-call-start", index, id: call.id ?? "", name: call.function?.name ?? "" });
+          }
+          if (call.function?.arguments) controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: call.function.arguments });
+        }
+        if (choice.finish_reason) {
+          finished = true;
+          controller.enqueue({ type: "finish", finishReason: mapOpenAiFinishReason(choice.finish_reason) });
+        }
+      }
+      if (chunk.usage) controller.enqueue({ type: "usage", usage: usageFromOpenAi(chunk.usage) });
+    },
+    flush(controller) {
+      if (!done && !finished) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
+    },
+  });
+}
+
+interface ChunkEncoderOptions {
+  /** The public model ID shown to the caller. */
+  model: string;
+  /** Whether the caller asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  fallbackId: string;
+  now: () => number;
+}
+
+/**
+ * Canonical parts -> OpenAI `chat.completion.chunk` SSE text, ending with the usage chunk
+ * (when asked for) and `data: [DONE]`. An error part becomes an error event and ends it.
+ */
+export function partsToOpenAiChunks(options: ChunkEncoderOptions): TransformStream<StreamPart, string> {
+  let id = `chatcmpl-${options.fallbackId}`;
+  let created = Math.floor(options.now() / 1000);
+  let usage: Usage | null = null;
+  let failed = false;
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    formatSseEvent(
+      JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model: options.model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      }),
+    );
+  return new TransformStream<StreamPart, string>({
+    transform(part, controller) {
+      if (failed) return;
+      switch (part.type) {
+        case "start":
+          if (part.id) id = part.id.startsWith("chatcmpl") ? part.id : `chatcmpl-${part.id}`;
+          created = part.created;
+          controller.enqueue(chunk({ role: "assistant", content: "" }));
+          break;
+        case "text-delta":
+          controller.enqueue(chunk({ content: part.text }));
+          break;
+        case "tool-call-start":
+          controller.enqueue(
+            chunk({ tool_calls: [{ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }] }),
+          );
+          break;
+        case "tool-call-delta":
+          controller.enqueue(chunk({ tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] }));
+          break;
+        case "finish":
+          controller.enqueue(chunk({}, toOpenAiFinishReason(part.finishReason)));
+          break;
+        case "usage":
+          usage = part.usage;
+          break;
+        case "error":
+          failed = true;
+          controller.enqueue(formatSseEvent(JSON.stringify(errorBody(502, part.message))));
+          break;
+      }
+    },
+    flush(controller) {
+      if (failed) return;
+      if (options.includeUsage) {
+        const body = { id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: usageToOpenAi(usage ?? { inputTokens: 0, outputTokens: 0 }) };
+        controller.enqueue(formatSseEvent(JSON.stringify(body)));
+      }
+      controller.enqueue("data: [DONE]\n\n");
+    },
+  });
+}

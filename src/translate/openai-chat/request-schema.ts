@@ -1,0 +1,85 @@
+import * as v from "valibot";
+import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+
+const TextPart = v.object({ type: v.literal("text"), text: v.string() });
+const ImagePart = v.object({
+  type: v.literal("image_url"),
+  image_url: v.object({ url: v.pipe(v.string(), v.minLength(1)), detail: v.optional(v.string()) }),
+});
+const ContentParts = v.array(
+  v.variant("type", [TextPart, ImagePart], "content part type must be 'text' or 'image_url'"),
+);
+
+const ToolCall = v.object({
+  id: v.string(),
+  type: v.literal("function"),
+  function: v.object({ name: v.string(), arguments: v.string() }),
+});
+
+/** Roles of spec 2.1, plus `developer`, which current OpenAI SDKs send in place of `system`. */
+const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
+
+const Message = v.pipe(
+  v.looseObject({
+    role: v.picklist(ROLES, "must be one of system, user, assistant, tool"),
+    content: v.optional(v.nullable(v.union([v.string(), ContentParts], "must be a string or an array of content parts"))),
+    name: v.optional(v.string()),
+    tool_calls: v.optional(v.array(ToolCall)),
+    tool_call_id: v.optional(v.string()),
+  }),
+  v.check((m) => m.role !== "tool" || typeof m.tool_call_id === "string", "a tool message needs 'tool_call_id'"),
+  v.check(
+    (m) => (m.content !== undefined && m.content !== null) || (m.role === "assistant" && (m.tool_calls?.length ?? 0) > 0),
+    "'content' is required",
+  ),
+);
+
+const Tool = v.object({
+  type: v.literal("function", "tool type must be 'function'"),
+  function: v.object({
+    name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
+    description: v.optional(v.string()),
+    parameters: v.optional(v.record(v.string(), v.unknown())),
+    strict: v.optional(v.nullable(v.boolean())),
+  }),
+});
+
+const ToolChoice = v.union(
+  [
+    v.picklist(["auto", "none", "required"]),
+    v.object({ type: v.literal("function"), function: v.object({ name: v.string() }) }),
+  ],
+  "must be 'auto', 'none', 'required' or {type:'function', function:{name}}",
+);
+
+/**
+ * POST /v1/chat/completions, validated as spec 4.1. Unknown fields are kept (loose) so a
+ * same-format upstream receives them; known fields are checked strictly.
+ */
+export const ChatCompletionRequestSchema = v.looseObject({
+  model: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  messages: v.pipe(v.array(Message, "must be an array of messages"), v.minLength(1, "must contain at least one message")),
+  temperature: v.optional(v.nullable(numberInRange(0, 2))),
+  top_p: v.optional(v.nullable(numberInRange(0, 1))),
+  max_tokens: v.optional(v.nullable(integerAtLeast(1))),
+  max_completion_tokens: v.optional(v.nullable(integerAtLeast(1))),
+  frequency_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
+  presence_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
+  stream: v.optional(v.nullable(v.boolean("must be a boolean"))),
+  stream_options: v.optional(v.nullable(v.object({ include_usage: v.optional(v.boolean()) }))),
+  stop: v.optional(
+    v.nullable(
+      v.union(
+        [v.string(), v.pipe(v.array(v.string()), v.maxLength(4, "at most 4 stop sequences"))],
+        "must be a string or an array of at most 4 strings",
+      ),
+    ),
+  ),
+  tools: v.optional(v.array(Tool)),
+  tool_choice: v.optional(ToolChoice),
+  n: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only n = 1 is supported")))),
+  seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
+  user: v.optional(v.string()),
+});
+
+export type ChatCompletionRequest = v.InferOutput<typeof ChatCompletionRequestSchema>;

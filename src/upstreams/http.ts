@@ -1,0 +1,78 @@
+import { UpstreamError } from "./upstream-error.ts";
+
+/** Largest upstream error body read to build a message. */
+const MAX_ERROR_BODY = 16 * 1024;
+
+/** The `message` of a provider's JSON error body, or a short excerpt of the text. */
+function messageOf(text: string, status: number): string {
+  try {
+    const json = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const error = json.error;
+    const message = typeof error === "string" ? error : (error?.message ?? json.message);
+    if (typeof message === "string" && message !== "") return message.slice(0, 500);
+  } catch {
+    // not JSON: fall through to the status line
+  }
+  return `upstream answered ${status}`;
+}
+
+/**
+ * POSTs JSON upstream. Resolves with a 2xx response (body unread); rejects with a typed
+ * UpstreamError for connect failures, aborts and non-2xx statuses.
+ */
+export async function postJson(
+  fetchFn: typeof fetch,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetchFn(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) {
+      const reason = signal.reason as { name?: string } | undefined;
+      throw new UpstreamError(reason?.name === "TimeoutError" ? "timeout" : "connect", "request aborted");
+    }
+    throw new UpstreamError("connect", "could not connect to the upstream");
+  }
+  if (response.ok) return response;
+  const text = await readLimited(response);
+  const retryAfter = Number(response.headers.get("retry-after"));
+  throw new UpstreamError("status", messageOf(text, response.status), response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+}
+
+/** Reads at most MAX_ERROR_BODY bytes of a body, then drops the rest. */
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < MAX_ERROR_BODY) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // a broken error body still leaves the status to report
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text;
+}
+
+/** Reads a 2xx body as JSON, or throws a protocol UpstreamError. */
+export async function readJson(response: Response): Promise<unknown> {
+  try {
+    return await response.json();
+  } catch {
+    throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+  }
+}

@@ -1,0 +1,45 @@
+import type { StreamPart } from "../../canonical/chat.ts";
+import type { ChatAdapter } from "../adapter.ts";
+import { randomBase62 } from "../../lib/random-id.ts";
+import { mockChatReply } from "./mock-chat-reply.ts";
+
+/**
+ * The built-in offline model: answers by echoing the last user message, calls a tool when
+ * tools are offered, streams word by word. Deterministic apart from the response id.
+ */
+export const mockChatAdapter: ChatAdapter = {
+  async complete(request, call) {
+    const reply = mockChatReply(request);
+    return {
+      id: `mock-${randomBase62(16)}`,
+      model: call.upstreamModel,
+      created: Math.floor(call.now() / 1000),
+      content: reply.content,
+      finishReason: reply.finishReason,
+      usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens },
+    };
+  },
+
+  async stream(request, call) {
+    const reply = mockChatReply(request);
+    const parts: StreamPart[] = [{ type: "start", id: `mock-${randomBase62(16)}`, model: call.upstreamModel, created: Math.floor(call.now() / 1000) }];
+    reply.content.forEach((part, index) => {
+      if (part.type === "text") {
+        for (const [i, word] of part.text.split(" ").entries()) parts.push({ type: "text-delta", text: i === 0 ? word : ` ${word}` });
+      } else if (part.type === "tool_call") {
+        parts.push({ type: "tool-call-start", index, id: part.id, name: part.name });
+        parts.push({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
+      }
+    });
+    parts.push({ type: "finish", finishReason: reply.finishReason });
+    parts.push({ type: "usage", usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens } });
+    let next = 0;
+    return new ReadableStream<StreamPart>({
+      pull(controller) {
+        const part = parts[next++];
+        if (part) controller.enqueue(part);
+        else controller.close();
+      },
+    });
+  },
+};

@@ -1,0 +1,73 @@
+import type { ChatRequest, ContentPart, FinishReason, ToolDefinition } from "../../canonical/chat.ts";
+import { textOf } from "../../canonical/chat.ts";
+import { estimateTokens } from "../../lib/estimate-tokens.ts";
+
+/** What the mock model answers: deterministic in the request, so demos and tests can rely on it. */
+export interface MockReply {
+  content: ContentPart[];
+  finishReason: FinishReason;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A minimal argument object satisfying the tool's JSON schema's required properties. */
+function argumentsFor(tool: ToolDefinition): string {
+  const properties = (tool.parameters.properties ?? {}) as Record<string, { type?: string }>;
+  const required = Array.isArray(tool.parameters.required) ? (tool.parameters.required as string[]) : [];
+  const args: Record<string, unknown> = {};
+  for (const name of required) {
+    const type = properties[name]?.type;
+    args[name] = type === "number" || type === "integer" ? 1 : type === "boolean" ? true : type === "array" ? [] : type === "object" ? {} : "mock";
+  }
+  return JSON.stringify(args);
+}
+
+/** The tool the mock calls: the named one, or with `required`/`auto` the first one, unless a tool result was just given. */
+function toolToCall(request: ChatRequest): ToolDefinition | undefined {
+  const tools = request.tools ?? [];
+  if (tools.length === 0 || request.toolChoice === "none") return undefined;
+  const last = request.messages.at(-1);
+  if (last?.role === "tool" || last?.parts.some((p) => p.type === "tool_result")) return undefined;
+  if (typeof request.toolChoice === "object") {
+    const name = request.toolChoice.name;
+    return tools.find((t) => t.name === name);
+  }
+  return tools[0];
+}
+
+function promptText(request: ChatRequest): string {
+  return request.messages
+    .map((m) => m.parts.map((p) => (p.type === "text" ? p.text : p.type === "tool_result" ? p.content : p.type === "tool_call" ? p.arguments : "")).join(" "))
+    .join("\n");
+}
+
+/** The mock model's answer to a request. */
+export function mockChatReply(request: ChatRequest): MockReply {
+  const inputTokens = estimateTokens(promptText(request));
+  const tool = toolToCall(request);
+  if (tool) {
+    const args = argumentsFor(tool);
+    return {
+      content: [{ type: "tool_call", id: `call_mock_${tool.name}`, name: tool.name, arguments: args }],
+      finishReason: "tool_calls",
+      inputTokens,
+      outputTokens: estimateTokens(tool.name + args),
+    };
+  }
+  const lastUser = [...request.messages].reverse().find((m) => m.role === "user" || m.role === "tool");
+  const said = lastUser ? textOf(lastUser.parts) || lastUser.parts.map((p) => (p.type === "tool_result" ? p.content : "")).join("") : "";
+  const full = `This is a mock reply from the gateway. You said: ${said.slice(0, 200) || "(nothing)"}`;
+  const words = full.split(" ");
+  const limit = request.params.maxTokens;
+  const kept = limit !== undefined && limit < words.length ? words.slice(0, limit) : words;
+  let text = kept.join(" ");
+  let finishReason: FinishReason = kept.length < words.length ? "length" : "stop";
+  for (const stop of request.params.stop ?? []) {
+    const at = stop === "" ? -1 : text.indexOf(stop);
+    if (at !== -1) {
+      text = text.slice(0, at);
+      finishReason = "stop";
+    }
+  }
+  return { content: [{ type: "text", text }], finishReason, inputTokens, outputTokens: kept.length };
+}

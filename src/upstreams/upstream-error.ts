@@ -1,0 +1,41 @@
+import { GatewayError } from "../errors/gateway-error.ts";
+
+/** How an upstream call failed; decides failover and what the caller sees. */
+export type UpstreamFailure = "connect" | "timeout" | "status" | "protocol";
+
+/** A failed upstream call, typed at the adapter boundary. Its message never holds a secret. */
+export class UpstreamError extends Error {
+  constructor(
+    readonly failure: UpstreamFailure,
+    message: string,
+    readonly upstreamStatus?: number,
+    /** The upstream's Retry-After, in seconds, when it sent one. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+
+  /** Whether the next channel may be tried: connect errors, timeouts, 429 and 5xx. */
+  get retryable(): boolean {
+    if (this.failure !== "status") return this.failure !== "protocol";
+    const status = this.upstreamStatus ?? 0;
+    return status === 429 || status >= 500;
+  }
+
+  /**
+   * The caller's error. The caller's own mistakes (400-class) stay theirs; a channel's bad
+   * credentials or any other upstream fault is the gateway's 502, never the caller's 401.
+   */
+  toGatewayError(): GatewayError {
+    if (this.failure === "timeout") return new GatewayError(504, "The upstream did not answer in time");
+    const status = this.upstreamStatus;
+    if (status === 429) {
+      return new GatewayError(429, "The upstream is rate limiting this model; retry later", {
+        "retry-after": String(this.retryAfterSeconds ?? 1),
+      });
+    }
+    if (status === 400 || status === 413 || status === 422) return new GatewayError(400, this.message);
+    return new GatewayError(502, `Upstream failed: ${this.message}`);
+  }
+}

@@ -1,0 +1,58 @@
+import type { Usage } from "../canonical/chat.ts";
+import { newId } from "../lib/random-id.ts";
+import type { UsageWriter } from "./usage-writer.ts";
+
+/** Who made a request and what it asked for: the fixed half of its usage row. */
+export interface RequestFacts {
+  requestId: string;
+  userId: string;
+  tokenId: string;
+  model: string;
+  /** The request path, e.g. /v1/chat/completions. */
+  endpoint: string;
+  stream: boolean;
+  startedAt: number;
+}
+
+/** The outcome half of a usage row. */
+export interface RequestOutcome {
+  status: number;
+  usage: Usage | null;
+  channelId: string | null;
+  costMicros?: number;
+}
+
+/**
+ * Writes the one usage row of a request. `finish` may be reached from several paths (a
+ * completed stream, a cancelled one, an error); only the first call writes.
+ */
+export class RequestMeter {
+  #finished: Promise<void> | null = null;
+
+  constructor(
+    private readonly writer: UsageWriter,
+    readonly facts: RequestFacts,
+    private readonly now: () => number,
+  ) {}
+
+  /** Records the outcome; resolves once the row is committed. */
+  finish(outcome: RequestOutcome): Promise<void> {
+    this.#finished ??= this.writer.record({
+      id: newId("use"),
+      request_id: this.facts.requestId,
+      user_id: this.facts.userId,
+      token_id: this.facts.tokenId,
+      model: this.facts.model,
+      endpoint: this.facts.endpoint,
+      prompt_tokens: outcome.usage?.inputTokens ?? 0,
+      completion_tokens: outcome.usage?.outputTokens ?? 0,
+      cost_micros: outcome.costMicros ?? 0,
+      status: outcome.status,
+      latency_ms: Math.max(0, Math.round(this.now() - this.facts.startedAt)),
+      channel_id: outcome.channelId,
+      stream: this.facts.stream ? 1 : 0,
+      created_at: this.facts.startedAt,
+    });
+    return this.#finished;
+  }
+}

@@ -1,0 +1,80 @@
+import type { Kysely } from "kysely";
+import type { Database, UsageLogInsert } from "../db/schema.ts";
+import type { LastUsedTracker } from "../auth/last-used.ts";
+import type { Logger } from "../lib/logger.ts";
+
+interface Pending {
+  row: UsageLogInsert;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Rows per INSERT statement: 14 columns each stays far below SQLite's bound-parameter limit. */
+const ROWS_PER_STATEMENT = 400;
+
+/**
+ * Groups usage rows of concurrent requests into one transaction. `record` resolves once
+ * the row is committed, so a route can hold the end of its response until then; the
+ * flush runs on the next event-loop turn, so all rows queued in one turn share a commit.
+ * Pending `last_used` times ride along in the same transaction.
+ */
+export class UsageWriter {
+  #queue: Pending[] = [];
+  #flushing: Promise<void> | null = null;
+  #scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly lastUsed: LastUsedTracker,
+    private readonly log: Logger,
+  ) {}
+
+  /** Queues one usage row; resolves when it is committed. */
+  record(row: UsageLogInsert): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ row, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Writes everything queued (and pending last-used times) now. */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    const batch = this.#queue;
+    this.#queue = [];
+    const touched = this.lastUsed.drain();
+    if (batch.length === 0 && touched.size === 0) return;
+    this.#flushing = this.#write(batch, touched).finally(() => {
+      this.#flushing = null;
+    });
+    await this.#flushing;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setTimeout(() => {
+      this.#scheduled = false;
+      this.flush().catch(() => {});
+      // Rows queued while a flush was running need a turn of their own.
+      if (this.#queue.length > 0) this.#schedule();
+    }, 0);
+  }
+
+  async #write(batch: Pending[], touched: Map<string, number>): Promise<void> {
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < batch.length; i += ROWS_PER_STATEMENT) {
+          await trx.insertInto("usage_logs").values(batch.slice(i, i + ROWS_PER_STATEMENT).map((p) => p.row)).execute();
+        }
+        for (const [tokenId, time] of touched) {
+          await trx.updateTable("tokens").set({ last_used: time }).where("id", "=", tokenId).execute();
+        }
+      });
+      for (const pending of batch) pending.resolve();
+    } catch (error) {
+      this.log.error("usage write failed", { rows: batch.length, error: String(error) });
+      for (const pending of batch) pending.reject(error);
+    }
+  }
+}
