@@ -9,6 +9,8 @@ import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { balanceRoutes } from "./routes/balance.ts";
 import { chatCompletionsRoutes } from "./routes/chat/chat-completions.ts";
+import { messagesRoutes } from "./routes/chat/messages.ts";
+import { generateContentRoutes } from "./routes/chat/generate-content.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 
 /** The runtime-neutral HTTP app: every route, middleware and the one error renderer. */
@@ -20,6 +22,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", modelRoutes(services));
   if (services.config.variant === "A") app.route("/", balanceRoutes(services));
   app.route("/", chatCompletionsRoutes(services));
+  app.route("/", messagesRoutes(services));
+  app.route("/", generateContentRoutes(services));
   app.route("/v1/admin", adminRoutes(services));
   app.notFound((c) => c.json(errorBody(404, `Unknown endpoint: ${c.req.method} ${c.req.path}`), 404));
   app.onError((error, c) => renderError(error, c, services.log));

@@ -6,6 +6,7 @@ import { estimateTokens } from "../lib/estimate-tokens.ts";
 import { tapStream } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 import type { UpstreamCall } from "../upstreams/adapter.ts";
+import { UpstreamWarnings } from "../upstreams/warnings.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { orderChannels } from "./order-channels.ts";
 import { withFailover, type Served } from "./with-failover.ts";
@@ -75,18 +76,23 @@ export class ChatDispatcher {
     const candidates = this.deps.channels.candidatesFor(request.model).filter((c) => CHAT_ADAPTERS[c.type]);
     if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${request.model}' right now`);
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.deps.upstreamTimeoutMs)]);
-    return withFailover(
+    const served = await withFailover(
       orderChannels(candidates),
-      (channel: Channel) =>
-        run(CHAT_ADAPTERS[channel.type]!, {
+      async (channel: Channel) => {
+        const warnings = new UpstreamWarnings();
+        const value = await run(CHAT_ADAPTERS[channel.type]!, {
           channel,
           upstreamModel: upstreamModelOf(channel, request.model),
           signal: deadline,
           fetch: this.deps.fetch,
           now: this.deps.now,
-        }),
+          warnings,
+        });
+        return { value, warnings: warnings.header() };
+      },
       { signal: deadline },
     );
+    return { ...served, value: served.value.value, warnings: served.value.warnings };
   }
 }
 

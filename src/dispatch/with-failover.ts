@@ -7,6 +7,8 @@ export interface Served<T> {
   value: T;
   channel: Channel;
   attempts: number;
+  /** Parameters the serving upstream could not honour (the x-gateway-warnings header). */
+  warnings?: string;
 }
 
 interface FailoverOptions {

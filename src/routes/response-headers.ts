@@ -10,5 +10,7 @@ export const SSE_HEADERS = {
 
 /** Which channel served a request and after how many attempts; ids only, no secrets. */
 export function servedHeaders(served: Served<unknown>): Record<string, string> {
-  return { "x-gateway-channel": served.channel.id, "x-gateway-attempts": String(served.attempts) };
+  const headers: Record<string, string> = { "x-gateway-channel": served.channel.id, "x-gateway-attempts": String(served.attempts) };
+  if (served.warnings) headers["x-gateway-warnings"] = served.warnings;
+  return headers;
 }

@@ -1,5 +1,6 @@
 import type { ChatRequest, ChatResponse, StreamPart } from "../canonical/chat.ts";
 import type { Channel } from "../channels/channel.ts";
+import type { UpstreamWarnings } from "./warnings.ts";
 
 /** What an adapter needs for one call besides the request. */
 export interface UpstreamCall {
@@ -10,6 +11,8 @@ export interface UpstreamCall {
   signal: AbortSignal;
   fetch: typeof fetch;
   now: () => number;
+  /** Where translators note parameters the upstream cannot honour. */
+  warnings: UpstreamWarnings;
 }
 
 /**

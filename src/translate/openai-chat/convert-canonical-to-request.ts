@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest } from "../../canonical/chat.ts";
+import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
 function messagesOf(message: ChatMessage): Record<string, unknown>[] {
@@ -21,7 +22,7 @@ function messagesOf(message: ChatMessage): Record<string, unknown>[] {
 }
 
 /** A canonical request as an OpenAI chat-completions body for `upstreamModel`. */
-export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstreamModel: string): Record<string, unknown> {
+export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
   const p = request.params;
   const body: Record<string, unknown> = {
     model: upstreamModel,
@@ -34,6 +35,7 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
   if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
   if (p.seed !== undefined) body.seed = p.seed;
+  if (p.topK !== undefined) warnings.add("top_k", "not supported by the upstream; ignored");
   if (request.tools) {
     body.tools = request.tools.map((t) => ({
       type: "function",

@@ -14,7 +14,7 @@ function headersOf(call: UpstreamCall): Record<string, string> {
 /** Any OpenAI-compatible chat-completions API at the channel's base URL (which includes /v1). */
 export const openAiChatAdapter: ChatAdapter = {
   async complete(request, call) {
-    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: false }, call.upstreamModel);
+    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal);
     const parsed = v.safeParse(OpenAiChatResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat completion of an unexpected shape");
@@ -22,7 +22,7 @@ export const openAiChatAdapter: ChatAdapter = {
   },
 
   async stream(request, call) {
-    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: true }, call.upstreamModel);
+    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(openAiChunksToParts(call.now));

@@ -1,0 +1,33 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { notFound } from "../../errors/gateway-error.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { GenerateContentRequestSchema } from "../../translate/gemini/request-schema.ts";
+import { convertGeminiRequestToCanonical } from "../../translate/gemini/convert-request-to-canonical.ts";
+import { convertCanonicalToGeminiResponse } from "../../translate/gemini/convert-response.ts";
+import { partsToGeminiChunks } from "../../translate/gemini/convert-stream.ts";
+import { serveChat } from "./serve-chat.ts";
+
+/**
+ * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (spec 4.3). The
+ * stream is always SSE, as `?alt=sse` asks and the Gemini SDKs request.
+ */
+export function generateContentRoutes(services: Services) {
+  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
+  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", requireApiKey(auth, "chat"), async (c) => {
+    const target = c.req.param("target");
+    const colon = target.lastIndexOf(":");
+    const model = target.slice(0, colon);
+    const action = target.slice(colon + 1);
+    if (colon <= 0 || (action !== "generateContent" && action !== "streamGenerateContent")) {
+      throw notFound(`Unknown endpoint: POST ${c.req.path}`);
+    }
+    const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
+    return serveChat(c, services, convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent"), {
+      renderResponse: convertCanonicalToGeminiResponse,
+      renderStream: (name, requestId) => partsToGeminiChunks(name, requestId),
+    });
+  });
+}

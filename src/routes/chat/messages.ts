@@ -1,0 +1,22 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { MessagesRequestSchema } from "../../translate/anthropic-messages/request-schema.ts";
+import { convertAnthropicRequestToCanonical } from "../../translate/anthropic-messages/convert-request-to-canonical.ts";
+import { convertCanonicalToAnthropicResponse } from "../../translate/anthropic-messages/convert-response.ts";
+import { partsToAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
+import { serveChat } from "./serve-chat.ts";
+
+/** POST /v1/messages (spec 4.2): messages-style chat, plain and streamed. */
+export function messagesRoutes(services: Services) {
+  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
+  return new Hono<AppEnv>().post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
+    const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
+    return serveChat(c, services, convertAnthropicRequestToCanonical(body), {
+      renderResponse: convertCanonicalToAnthropicResponse,
+      renderStream: (model, requestId) => partsToAnthropicEvents(model, requestId),
+    });
+  });
+}

@@ -1,0 +1,51 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { ChatRequest, ChatResponse, StreamPart } from "../../canonical/chat.ts";
+import type { Services } from "../../services.ts";
+import { RequestMeter } from "../../usage/request-meter.ts";
+import { assertModelUsable } from "../resolve-model.ts";
+import { servedHeaders, SSE_HEADERS } from "../response-headers.ts";
+
+/** How one caller format renders the canonical outcome. */
+export interface ChatFormat {
+  /** The whole response body for a non-streaming request. */
+  renderResponse(response: ChatResponse, model: string): unknown;
+  /** Canonical parts -> this format's SSE text, its own error event included. */
+  renderStream(model: string, requestId: string): TransformStream<StreamPart, string>;
+}
+
+/**
+ * The shared path of every chat surface once its body is in canonical form: model checks,
+ * usage metering, dispatch with failover, and rendering in the caller's format.
+ */
+export async function serveChat(
+  c: Context<AppEnv>,
+  services: Services,
+  request: ChatRequest,
+  format: ChatFormat,
+): Promise<Response> {
+  const principal = c.get("principal");
+  assertModelUsable(services, principal, request.model, "chat");
+  const requestId = c.get("requestId");
+  const meter = new RequestMeter(
+    services.usage,
+    {
+      requestId,
+      userId: principal.userId,
+      tokenId: principal.tokenId,
+      model: request.model,
+      endpoint: c.req.path,
+      stream: request.stream,
+      startedAt: services.now(),
+    },
+    services.now,
+  );
+  const signal = c.req.raw.signal;
+  if (!request.stream) {
+    const served = await services.chat.complete(request, meter, signal);
+    return c.json(format.renderResponse(served.value, request.model) as object, 200, servedHeaders(served));
+  }
+  const served = await services.chat.stream(request, meter, signal);
+  const body = served.value.pipeThrough(format.renderStream(request.model, requestId)).pipeThrough(new TextEncoderStream());
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...servedHeaders(served), "x-request-id": requestId } });
+}

@@ -1,0 +1,71 @@
+import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
+import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
+import { parseToolArguments } from "../parse-tool-arguments.ts";
+
+/** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
+const DEFAULT_MAX_TOKENS = 4096;
+
+type Block = Record<string, unknown>;
+
+function imageBlockOf(url: string): Block {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return data
+    ? { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } }
+    : { type: "image", source: { type: "url", url } };
+}
+
+function blockOf(part: ContentPart): Block {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+      return imageBlockOf(part.url);
+    case "tool_call":
+      return { type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) };
+    case "tool_result":
+      return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
+  }
+}
+
+/**
+ * A canonical request as an Anthropic messages body. System messages become `system`; tool
+ * messages become user turns of tool_result blocks; consecutive turns of one role merge,
+ * since Anthropic expects user and assistant to alternate.
+ */
+export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
+  const system: string[] = [];
+  const messages: { role: "user" | "assistant"; content: Block[] }[] = [];
+  for (const message of request.messages) {
+    if (message.role === "system") {
+      for (const part of message.parts) if (part.type === "text") system.push(part.text);
+      continue;
+    }
+    const role = message.role === "assistant" ? "assistant" : "user";
+    const blocks = message.parts.map(blockOf).filter((b) => !(b.type === "text" && b.text === ""));
+    const previous = messages.at(-1);
+    if (previous && previous.role === role) previous.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  }
+  const p = request.params;
+  const body: Record<string, unknown> = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
+  if (system.length > 0) body.system = system.join("\n\n");
+  if (p.temperature !== undefined) {
+    if (p.temperature > 1) warnings.add("temperature", `clamped from ${p.temperature} to 1, the upstream's maximum`);
+    body.temperature = Math.min(p.temperature, 1);
+  }
+  if (p.topP !== undefined) body.top_p = p.topP;
+  if (p.topK !== undefined) body.top_k = p.topK;
+  if (p.stop !== undefined) body.stop_sequences = p.stop;
+  if (p.frequencyPenalty !== undefined) warnings.add("frequency_penalty", "not supported by the upstream; ignored");
+  if (p.presencePenalty !== undefined) warnings.add("presence_penalty", "not supported by the upstream; ignored");
+  if (p.seed !== undefined) warnings.add("seed", "not supported by the upstream; ignored");
+  if (request.tools) {
+    body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  }
+  if (request.toolChoice !== undefined) {
+    const choice = request.toolChoice;
+    body.tool_choice = typeof choice === "object" ? { type: "tool", name: choice.name } : { type: choice === "required" ? "any" : choice };
+  }
+  if (request.stream) body.stream = true;
+  return body;
+}

@@ -1,0 +1,95 @@
+import * as v from "valibot";
+import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
+import { parseToolArguments } from "../parse-tool-arguments.ts";
+
+/** Anthropic's usage object; lenient, only the fields used. */
+export const AnthropicUsageSchema = v.looseObject({
+  input_tokens: v.optional(v.nullable(v.number())),
+  output_tokens: v.optional(v.nullable(v.number())),
+  cache_read_input_tokens: v.optional(v.nullable(v.number())),
+  cache_creation_input_tokens: v.optional(v.nullable(v.number())),
+});
+
+/** An upstream messages response; lenient, only the fields used. */
+export const AnthropicResponseSchema = v.looseObject({
+  id: v.optional(v.string()),
+  model: v.optional(v.string()),
+  content: v.array(
+    v.looseObject({
+      type: v.string(),
+      text: v.optional(v.string()),
+      id: v.optional(v.string()),
+      name: v.optional(v.string()),
+      input: v.optional(v.unknown()),
+    }),
+  ),
+  stop_reason: v.optional(v.nullable(v.string())),
+  usage: v.optional(v.nullable(AnthropicUsageSchema)),
+});
+
+/**
+ * Anthropic usage in canonical terms. Anthropic counts cache reads and writes apart from
+ * input_tokens; canonical input counts every prompt token, cached ones included.
+ */
+export function usageFromAnthropic(usage: v.InferOutput<typeof AnthropicUsageSchema>): Usage {
+  const cached = usage.cache_read_input_tokens ?? 0;
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+    outputTokens: usage.output_tokens ?? 0,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
+}
+
+/** Canonical usage as Anthropic writes it. */
+export function usageToAnthropic(usage: Usage) {
+  const cached = usage.cachedInputTokens ?? 0;
+  return {
+    input_tokens: usage.inputTokens - cached,
+    output_tokens: usage.outputTokens,
+    ...(cached > 0 ? { cache_read_input_tokens: cached } : {}),
+  };
+}
+
+/** An upstream messages response in canonical form. */
+export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {
+  const content: ContentPart[] = [];
+  for (const block of body.content) {
+    if (block.type === "text" && block.text !== undefined) content.push({ type: "text", text: block.text });
+    else if (block.type === "tool_use") {
+      content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
+    }
+  }
+  return {
+    id: body.id ?? "",
+    model: body.model ?? "",
+    created: Math.floor(now / 1000),
+    content,
+    finishReason: mapAnthropicStopReason(body.stop_reason),
+    usage: body.usage ? usageFromAnthropic(body.usage) : null,
+  };
+}
+
+/** A message id in Anthropic's style. */
+export function anthropicMessageId(id: string): string {
+  return id.startsWith("msg_") ? id : `msg_${id.replace(/[^A-Za-z0-9]/g, "")}`;
+}
+
+/** A canonical response as a spec 2.3 messages-style response. */
+export function convertCanonicalToAnthropicResponse(response: ChatResponse, model: string) {
+  const content = response.content.flatMap((part): Record<string, unknown>[] => {
+    if (part.type === "text") return [{ type: "text", text: part.text }];
+    if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) }];
+    return [];
+  });
+  return {
+    id: anthropicMessageId(response.id),
+    type: "message",
+    role: "assistant",
+    content,
+    model,
+    stop_reason: toAnthropicStopReason(response.finishReason),
+    stop_sequence: null,
+    usage: usageToAnthropic(response.usage ?? { inputTokens: 0, outputTokens: 0 }),
+  };
+}

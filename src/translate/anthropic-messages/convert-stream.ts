@@ -1,0 +1,178 @@
+import * as v from "valibot";
+import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import type { SseEvent } from "../../streams/sse.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
+import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+
+const EventSchema = v.looseObject({
+  type: v.string(),
+  index: v.optional(v.number()),
+  message: v.optional(v.looseObject({ id: v.optional(v.string()), model: v.optional(v.string()), usage: v.optional(AnthropicUsageSchema) })),
+  content_block: v.optional(v.looseObject({ type: v.string(), id: v.optional(v.string()), name: v.optional(v.string()), text: v.optional(v.string()) })),
+  delta: v.optional(
+    v.looseObject({
+      type: v.optional(v.string()),
+      text: v.optional(v.string()),
+      partial_json: v.optional(v.string()),
+      stop_reason: v.optional(v.nullable(v.string())),
+    }),
+  ),
+  usage: v.optional(AnthropicUsageSchema),
+  error: v.optional(v.looseObject({ message: v.optional(v.string()) })),
+});
+
+/**
+ * Upstream Anthropic stream events -> canonical parts. Usage is assembled from message_start
+ * (input) and message_delta (output) and emitted once at message_stop. A stream that ends
+ * before message_stop was cut short and ends with an error part.
+ */
+export function anthropicEventsToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+  let usage: v.InferOutput<typeof AnthropicUsageSchema> = {};
+  let finish: FinishReason = "stop";
+  let stopped = false;
+  let toolIndex = -1;
+  const toolIndexOfBlock = new Map<number, number>();
+  return new TransformStream<SseEvent, StreamPart>({
+    transform(sse, controller) {
+      if (stopped) return;
+      let parsed;
+      try {
+        parsed = v.safeParse(EventSchema, JSON.parse(sse.data));
+      } catch {
+        parsed = null;
+      }
+      if (!parsed?.success) {
+        stopped = true;
+        controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
+        return;
+      }
+      const event = parsed.output;
+      switch (event.type) {
+        case "message_start":
+          usage = { ...usage, ...event.message?.usage };
+          controller.enqueue({ type: "start", id: event.message?.id ?? "", model: event.message?.model ?? "", created: Math.floor(now() / 1000) });
+          break;
+        case "content_block_start":
+          if (event.content_block?.type === "tool_use") {
+            toolIndex++;
+            toolIndexOfBlock.set(event.index ?? 0, toolIndex);
+            controller.enqueue({ type: "tool-call-start", index: toolIndex, id: event.content_block.id ?? "", name: event.content_block.name ?? "" });
+          } else if (event.content_block?.text) {
+            controller.enqueue({ type: "text-delta", text: event.content_block.text });
+          }
+          break;
+        case "content_block_delta":
+          if (event.delta?.type === "text_delta" && event.delta.text) controller.enqueue({ type: "text-delta", text: event.delta.text });
+          else if (event.delta?.type === "input_json_delta" && event.delta.partial_json) {
+            const index = toolIndexOfBlock.get(event.index ?? 0) ?? 0;
+            controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json });
+          }
+          break;
+        case "message_delta":
+          if (event.delta?.stop_reason) finish = mapAnthropicStopReason(event.delta.stop_reason);
+          if (event.usage) usage = { ...usage, ...stripNulls(event.usage) };
+          break;
+        case "message_stop":
+          stopped = true;
+          controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
+          controller.enqueue({ type: "finish", finishReason: finish });
+          break;
+        case "error":
+          stopped = true;
+          controller.enqueue({ type: "error", message: event.error?.message ?? "upstream reported an error mid-stream" });
+          break;
+      }
+    },
+    flush(controller) {
+      if (!stopped) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
+    },
+  });
+}
+
+function stripNulls<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
+/**
+ * Canonical parts -> the Anthropic event sequence: message_start, content_block_start /
+ * delta / stop per block, message_delta with stop_reason and usage, message_stop. An error
+ * part becomes an `error` event and ends the stream.
+ */
+export function partsToAnthropicEvents(model: string, fallbackId: string): TransformStream<StreamPart, string> {
+  let openBlock: { index: number; kind: "text" | "tool"; toolIndex?: number } | null = null;
+  let nextBlock = 0;
+  let usage: Usage | null = null;
+  let finish: FinishReason = "stop";
+  let failed = false;
+  let started = false;
+  const emit = (controller: TransformStreamDefaultController<string>, type: string, data: object) =>
+    controller.enqueue(formatSseEvent(JSON.stringify({ type, ...data }), type));
+  const start = (controller: TransformStreamDefaultController<string>, id: string) => {
+    if (started) return;
+    started = true;
+    emit(controller, "message_start", {
+      message: {
+        id: anthropicMessageId(id || fallbackId),
+        type: "message",
+        role: "assistant",
+        content: [],
+        model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
+  };
+  const closeBlock = (controller: TransformStreamDefaultController<string>) => {
+    if (openBlock) emit(controller, "content_block_stop", { index: openBlock.index });
+    openBlock = null;
+  };
+  return new TransformStream<StreamPart, string>({
+    transform(part, controller) {
+      if (failed) return;
+      if (part.type !== "start" && part.type !== "error") start(controller, "");
+      switch (part.type) {
+        case "start":
+          start(controller, part.id);
+          break;
+        case "text-delta":
+          if (openBlock?.kind !== "text") {
+            closeBlock(controller);
+            openBlock = { index: nextBlock++, kind: "text" };
+            emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "text", text: "" } });
+          }
+          emit(controller, "content_block_delta", { index: openBlock.index, delta: { type: "text_delta", text: part.text } });
+          break;
+        case "tool-call-start":
+          closeBlock(controller);
+          openBlock = { index: nextBlock++, kind: "tool", toolIndex: part.index };
+          emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "tool_use", id: part.id, name: part.name, input: {} } });
+          break;
+        case "tool-call-delta":
+          if (openBlock?.kind === "tool") {
+            emit(controller, "content_block_delta", { index: openBlock.index, delta: { type: "input_json_delta", partial_json: part.argumentsDelta } });
+          }
+          break;
+        case "usage":
+          usage = part.usage;
+          break;
+        case "finish":
+          finish = part.finishReason;
+          break;
+        case "error":
+          failed = true;
+          emit(controller, "error", { error: { type: "api_error", message: part.message } });
+          break;
+      }
+    },
+    flush(controller) {
+      if (failed) return;
+      start(controller, "");
+      closeBlock(controller);
+      const final = usageToAnthropic(usage ?? { inputTokens: 0, outputTokens: 0 });
+      emit(controller, "message_delta", { delta: { stop_reason: toAnthropicStopReason(finish), stop_sequence: null }, usage: final });
+      emit(controller, "message_stop", {});
+    },
+  });
+}

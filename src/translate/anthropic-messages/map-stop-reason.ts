@@ -1,0 +1,29 @@
+import type { FinishReason } from "../../canonical/chat.ts";
+
+/** An Anthropic stop_reason in canonical terms. */
+export function mapAnthropicStopReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "max_tokens":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+/** A canonical finish reason as Anthropic writes it. */
+export function toAnthropicStopReason(reason: FinishReason): string {
+  switch (reason) {
+    case "length":
+      return "max_tokens";
+    case "tool_calls":
+      return "tool_use";
+    case "content_filter":
+      return "refusal";
+    default:
+      return "end_turn";
+  }
+}

@@ -1,0 +1,65 @@
+import * as v from "valibot";
+import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+
+const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
+const ImageBlock = v.looseObject({
+  type: v.literal("image"),
+  source: v.variant("type", [
+    v.object({ type: v.literal("base64"), media_type: v.string(), data: v.string() }),
+    v.object({ type: v.literal("url"), url: v.string() }),
+  ]),
+});
+const ToolUseBlock = v.looseObject({
+  type: v.literal("tool_use"),
+  id: v.string(),
+  name: v.string(),
+  input: v.record(v.string(), v.unknown()),
+});
+const ToolResultBlock = v.looseObject({
+  type: v.literal("tool_result"),
+  tool_use_id: v.string(),
+  content: v.optional(v.union([v.string(), v.array(v.variant("type", [TextBlock, ImageBlock]))])),
+  is_error: v.optional(v.boolean()),
+});
+
+const ContentBlock = v.variant(
+  "type",
+  [TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock],
+  "content block type must be text, image, tool_use or tool_result",
+);
+
+const Message = v.object({
+  role: v.picklist(["user", "assistant"], "must be 'user' or 'assistant'"),
+  content: v.union([v.string(), v.array(ContentBlock)], "must be a string or an array of content blocks"),
+});
+
+const Tool = v.looseObject({
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
+  description: v.optional(v.string()),
+  input_schema: v.record(v.string(), v.unknown()),
+});
+
+const ToolChoice = v.variant("type", [
+  v.looseObject({ type: v.literal("auto") }),
+  v.looseObject({ type: v.literal("any") }),
+  v.looseObject({ type: v.literal("none") }),
+  v.looseObject({ type: v.literal("tool"), name: v.string() }),
+]);
+
+/** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */
+export const MessagesRequestSchema = v.looseObject({
+  model: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  messages: v.pipe(v.array(Message, "must be an array of messages"), v.minLength(1, "must contain at least one message")),
+  system: v.optional(v.union([v.string(), v.array(TextBlock)], "must be a string or an array of text blocks")),
+  max_tokens: integerAtLeast(1),
+  temperature: v.optional(numberInRange(0, 1)),
+  top_p: v.optional(numberInRange(0, 1)),
+  top_k: v.optional(integerAtLeast(0)),
+  stop_sequences: v.optional(v.array(v.string())),
+  stream: v.optional(v.boolean("must be a boolean")),
+  tools: v.optional(v.array(Tool)),
+  tool_choice: v.optional(ToolChoice),
+  metadata: v.optional(v.record(v.string(), v.unknown())),
+});
+
+export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;

@@ -1,0 +1,79 @@
+import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
+import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
+import { parseToolArguments } from "../parse-tool-arguments.ts";
+import { schemaForGemini } from "./normalize-schema.ts";
+
+/** A data: URL as Gemini inline data; any other URL as file data. */
+function mediaPartOf(url: string): Record<string, unknown> {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return data ? { inlineData: { mimeType: data[1], data: data[2] } } : { fileData: { fileUri: url } };
+}
+
+/** A tool result's text as the object Gemini's functionResponse.response must be. */
+function responseObjectOf(content: string): unknown {
+  try {
+    const value = JSON.parse(content);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value;
+  } catch {
+    // plain text result
+  }
+  return { result: content };
+}
+
+/** A canonical request as a Gemini generateContent body (the model goes in the URL). */
+export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: UpstreamWarnings): Record<string, unknown> {
+  // Gemini pairs a function response with its call by name, so tool_call ids are resolved here.
+  const nameOfCall = new Map<string, string>();
+  for (const message of request.messages) for (const p of message.parts) if (p.type === "tool_call") nameOfCall.set(p.id, p.name);
+  const partOf = (part: ContentPart): Record<string, unknown> => {
+    switch (part.type) {
+      case "text":
+        return { text: part.text };
+      case "image":
+        return mediaPartOf(part.url);
+      case "tool_call":
+        return { functionCall: { name: part.name, args: parseToolArguments(part.arguments) } };
+      case "tool_result":
+        return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content) } };
+    }
+  };
+  const system: string[] = [];
+  const contents: { role: "user" | "model"; parts: Record<string, unknown>[] }[] = [];
+  for (const message of request.messages) {
+    if (message.role === "system") {
+      for (const part of message.parts) if (part.type === "text") system.push(part.text);
+      continue;
+    }
+    const role = message.role === "assistant" ? "model" : "user";
+    const parts = message.parts.map(partOf);
+    const previous = contents.at(-1);
+    if (previous && previous.role === role) previous.parts.push(...parts);
+    else contents.push({ role, parts });
+  }
+  const p = request.params;
+  const generationConfig: Record<string, unknown> = {};
+  if (p.temperature !== undefined) generationConfig.temperature = p.temperature;
+  if (p.topP !== undefined) generationConfig.topP = p.topP;
+  if (p.topK !== undefined) generationConfig.topK = p.topK;
+  if (p.maxTokens !== undefined) generationConfig.maxOutputTokens = p.maxTokens;
+  if (p.stop !== undefined) generationConfig.stopSequences = p.stop;
+  if (p.presencePenalty !== undefined) generationConfig.presencePenalty = p.presencePenalty;
+  if (p.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = p.frequencyPenalty;
+  if (p.seed !== undefined) generationConfig.seed = p.seed;
+  const body: Record<string, unknown> = { contents, generationConfig };
+  if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join("\n\n") }] };
+  if (request.tools) {
+    body.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: schemaForGemini(t.parameters) })) }];
+  }
+  const choice = request.toolChoice;
+  if (choice !== undefined) {
+    body.toolConfig = {
+      functionCallingConfig:
+        typeof choice === "object"
+          ? { mode: "ANY", allowedFunctionNames: [choice.name] }
+          : { mode: choice === "required" ? "ANY" : choice === "none" ? "NONE" : "AUTO" },
+    };
+  }
+  if (p.stop && p.stop.length > 5) warnings.add("stop", "the upstream takes at most 5 stop sequences");
+  return body;
+}

@@ -1,0 +1,87 @@
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../canonical/chat.ts";
+import * as v from "valibot";
+import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type GenerateContentRequest } from "./request-schema.ts";
+import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
+
+type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
+
+/**
+ * Gemini function calls may carry no id; the canonical form needs one to pair a call with
+ * its result, so the function name stands in (Gemini pairs them by name too).
+ */
+function callIdOf(call: { name: string; id?: string }): string {
+  return call.id ?? call.name;
+}
+
+function partOf(part: GeminiPart): ContentPart | null {
+  if (v.is(TextPart, part)) return { type: "text", text: part.text };
+  if (v.is(InlineDataPart, part)) return { type: "image", url: `data:${part.inlineData.mimeType};base64,${part.inlineData.data}` };
+  if (v.is(FileDataPart, part)) return { type: "image", url: part.fileData.fileUri };
+  if (v.is(FunctionCallPart, part)) {
+    const call = part.functionCall;
+    return { type: "tool_call", id: callIdOf(call), name: call.name, arguments: JSON.stringify(call.args ?? {}) };
+  }
+  if (v.is(FunctionResponsePart, part)) {
+    const result = part.functionResponse;
+    return { type: "tool_result", toolCallId: callIdOf(result), content: JSON.stringify(result.response) };
+  }
+  return null;
+}
+
+function messagesOf(body: GenerateContentRequest): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const system = body.systemInstruction;
+  if (system !== undefined) {
+    const text = typeof system === "string" ? system : system.parts.map((p) => p.text ?? "").join("\n");
+    out.push({ role: "system", parts: [{ type: "text", text }] });
+  }
+  for (const content of body.contents) {
+    const parts = content.parts.map(partOf).filter((p) => p !== null);
+    const results = parts.filter((p) => p.type === "tool_result");
+    const rest = parts.filter((p) => p.type !== "tool_result");
+    if (results.length > 0) out.push({ role: "tool", parts: results });
+    if (rest.length > 0) out.push({ role: content.role === "model" ? "assistant" : "user", parts: rest });
+  }
+  return out;
+}
+
+function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
+  const config = body.toolConfig?.functionCallingConfig;
+  if (!config?.mode) return undefined;
+  if (config.mode === "NONE") return "none";
+  if (config.mode === "ANY" || config.mode === "VALIDATED") {
+    const only = config.allowedFunctionNames;
+    return only?.length === 1 ? { name: only[0]! } : "required";
+  }
+  return "auto";
+}
+
+/** A validated generateContent body for `model` in the canonical form. */
+export function convertGeminiRequestToCanonical(body: GenerateContentRequest, model: string, stream: boolean): ChatRequest {
+  const config = body.generationConfig ?? {};
+  const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
+  return {
+    model,
+    messages: messagesOf(body),
+    params: {
+      temperature: config.temperature,
+      topP: config.topP,
+      topK: config.topK,
+      maxTokens: config.maxOutputTokens,
+      stop: config.stopSequences,
+      presencePenalty: config.presencePenalty,
+      frequencyPenalty: config.frequencyPenalty,
+      seed: config.seed,
+    },
+    tools:
+      declarations.length === 0
+        ? undefined
+        : declarations.map((d) => ({
+            name: d.name,
+            description: d.description,
+            parameters: (d.parametersJsonSchema ?? lowerCaseSchemaTypes(d.parameters ?? { type: "object", properties: {} })) as Record<string, unknown>,
+          })),
+    toolChoice: toolChoiceOf(body),
+    stream,
+  };
+}

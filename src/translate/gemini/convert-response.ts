@@ -1,0 +1,103 @@
+import * as v from "valibot";
+import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { parseToolArguments } from "../parse-tool-arguments.ts";
+import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
+
+/** Gemini's usageMetadata; lenient, only the fields used. */
+export const GeminiUsageSchema = v.looseObject({
+  promptTokenCount: v.optional(v.nullable(v.number())),
+  candidatesTokenCount: v.optional(v.nullable(v.number())),
+  thoughtsTokenCount: v.optional(v.nullable(v.number())),
+  cachedContentTokenCount: v.optional(v.nullable(v.number())),
+});
+
+const ResponsePartSchema = v.looseObject({
+  text: v.optional(v.string()),
+  thought: v.optional(v.boolean()),
+  functionCall: v.optional(v.looseObject({ name: v.string(), args: v.optional(v.unknown()), id: v.optional(v.string()) })),
+});
+
+/** One generateContent response or stream chunk; lenient, only the fields used. */
+export const GeminiResponseSchema = v.looseObject({
+  candidates: v.optional(
+    v.array(
+      v.looseObject({
+        content: v.optional(v.looseObject({ parts: v.optional(v.array(ResponsePartSchema)) })),
+        finishReason: v.optional(v.string()),
+      }),
+    ),
+  ),
+  usageMetadata: v.optional(GeminiUsageSchema),
+  responseId: v.optional(v.string()),
+  modelVersion: v.optional(v.string()),
+});
+
+export type GeminiResponse = v.InferOutput<typeof GeminiResponseSchema>;
+
+/** Gemini usage in canonical terms; thinking tokens are billed as output, as Google bills them. */
+export function usageFromGemini(usage: v.InferOutput<typeof GeminiUsageSchema>): Usage {
+  const cached = usage.cachedContentTokenCount ?? 0;
+  return {
+    inputTokens: usage.promptTokenCount ?? 0,
+    outputTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
+}
+
+/** Canonical usage as Gemini's usageMetadata. */
+export function usageToGemini(usage: Usage) {
+  return {
+    promptTokenCount: usage.inputTokens,
+    candidatesTokenCount: usage.outputTokens,
+    totalTokenCount: usage.inputTokens + usage.outputTokens,
+    ...(usage.cachedInputTokens ? { cachedContentTokenCount: usage.cachedInputTokens } : {}),
+  };
+}
+
+/** The text and function-call parts of a response's first candidate; thoughts are not output. */
+export function contentOfGemini(body: GeminiResponse): ContentPart[] {
+  const content: ContentPart[] = [];
+  for (const part of body.candidates?.[0]?.content?.parts ?? []) {
+    if (part.thought) continue;
+    if (part.text !== undefined && part.text !== "") content.push({ type: "text", text: part.text });
+    if (part.functionCall) {
+      const call = part.functionCall;
+      content.push({ type: "tool_call", id: call.id ?? call.name, name: call.name, arguments: JSON.stringify(call.args ?? {}) });
+    }
+  }
+  return content;
+}
+
+/** An upstream generateContent response in canonical form. */
+export function convertGeminiResponseToCanonical(body: GeminiResponse, now: number): ChatResponse {
+  const content = contentOfGemini(body);
+  return {
+    id: body.responseId ?? "",
+    model: body.modelVersion ?? "",
+    created: Math.floor(now / 1000),
+    content,
+    finishReason: mapGeminiFinishReason(body.candidates?.[0]?.finishReason, content.some((p) => p.type === "tool_call")),
+    usage: body.usageMetadata ? usageFromGemini(body.usageMetadata) : null,
+  };
+}
+
+/** Canonical parts as Gemini response parts. */
+export function geminiPartsOf(content: readonly ContentPart[]): Record<string, unknown>[] {
+  return content.flatMap((part): Record<string, unknown>[] => {
+    if (part.type === "text") return [{ text: part.text }];
+    if (part.type === "tool_call") return [{ functionCall: { id: part.id, name: part.name, args: parseToolArguments(part.arguments) } }];
+    return [];
+  });
+}
+
+/** A canonical response as a spec 2.4 generateContent response. */
+export function convertCanonicalToGeminiResponse(response: ChatResponse, model: string) {
+  return {
+    candidates: [
+      { content: { role: "model", parts: geminiPartsOf(response.content) }, finishReason: toGeminiFinishReason(response.finishReason), index: 0 },
+    ],
+    usageMetadata: usageToGemini(response.usage ?? { inputTokens: 0, outputTokens: 0 }),
+    modelVersion: model,
+    responseId: response.id,
+  };
+}

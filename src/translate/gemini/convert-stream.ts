@@ -1,0 +1,131 @@
+import * as v from "valibot";
+import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import type { SseEvent } from "../../streams/sse.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import { errorBody } from "../../errors/gateway-error.ts";
+import { parseToolArguments } from "../parse-tool-arguments.ts";
+import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
+import { contentOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
+
+/**
+ * Upstream Gemini stream chunks -> canonical parts. Gemini sends each function call whole,
+ * and usage on (at least) the last chunk; a stream with no finishReason was cut short.
+ */
+export function geminiChunksToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+  let started = false;
+  let finish: string | undefined;
+  let usage: Usage | null = null;
+  let toolCalls = 0;
+  let failed = false;
+  return new TransformStream<SseEvent, StreamPart>({
+    transform(event, controller) {
+      if (failed) return;
+      let parsed;
+      try {
+        const json = JSON.parse(event.data) as { error?: unknown };
+        parsed = json.error === undefined ? v.safeParse(GeminiResponseSchema, json) : null;
+      } catch {
+        parsed = null;
+      }
+      if (!parsed?.success) {
+        failed = true;
+        controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
+        return;
+      }
+      const chunk = parsed.output;
+      if (!started) {
+        started = true;
+        controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000) });
+      }
+      for (const part of contentOfGemini(chunk)) {
+        if (part.type === "text") controller.enqueue({ type: "text-delta", text: part.text });
+        else if (part.type === "tool_call") {
+          const index = toolCalls++;
+          controller.enqueue({ type: "tool-call-start", index, id: part.id, name: part.name });
+          controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
+        }
+      }
+      finish = chunk.candidates?.[0]?.finishReason ?? finish;
+      if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
+    },
+    flush(controller) {
+      if (failed) return;
+      if (finish === undefined) {
+        controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
+        return;
+      }
+      if (usage) controller.enqueue({ type: "usage", usage });
+      controller.enqueue({ type: "finish", finishReason: mapGeminiFinishReason(finish, toolCalls > 0) });
+    },
+  });
+}
+
+/**
+ * Canonical parts -> Gemini stream chunks (`data: {GenerateContentResponse}`). Text is sent
+ * as it arrives; a function call is sent whole once its arguments are complete, as Gemini
+ * does; the last chunk carries finishReason and usageMetadata.
+ */
+export function partsToGeminiChunks(model: string, fallbackId: string): TransformStream<StreamPart, string> {
+  let id = fallbackId;
+  let usage: Usage | null = null;
+  let finish: FinishReason = "stop";
+  let failed = false;
+  const pendingCalls = new Map<number, { id: string; name: string; args: string }>();
+  const chunk = (parts: Record<string, unknown>[], last?: { finishReason: string; usageMetadata: object }) =>
+    formatSseEvent(
+      JSON.stringify({
+        candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: last.finishReason } : {}) }],
+        ...(last ? { usageMetadata: last.usageMetadata } : {}),
+        modelVersion: model,
+        responseId: id,
+      }),
+    );
+  const flushCalls = (controller: TransformStreamDefaultController<string>) => {
+    if (pendingCalls.size === 0) return;
+    const parts = [...pendingCalls.values()].map((c) => ({ functionCall: { id: c.id, name: c.name, args: parseToolArguments(c.args) } }));
+    pendingCalls.clear();
+    controller.enqueue(chunk(parts));
+  };
+  return new TransformStream<StreamPart, string>({
+    transform(part, controller) {
+      if (failed) return;
+      switch (part.type) {
+        case "start":
+          if (part.id) id = part.id;
+          break;
+        case "text-delta":
+          flushCalls(controller);
+          controller.enqueue(chunk([{ text: part.text }]));
+          break;
+        case "tool-call-start":
+          pendingCalls.set(part.index, { id: part.id, name: part.name, args: "" });
+          break;
+        case "tool-call-delta": {
+          const call = pendingCalls.get(part.index);
+          if (call) call.args += part.argumentsDelta;
+          break;
+        }
+        case "usage":
+          usage = part.usage;
+          break;
+        case "finish":
+          finish = part.finishReason;
+          break;
+        case "error":
+          failed = true;
+          controller.enqueue(formatSseEvent(JSON.stringify(errorBody(502, part.message))));
+          break;
+      }
+    },
+    flush(controller) {
+      if (failed) return;
+      flushCalls(controller);
+      controller.enqueue(
+        chunk([{ text: "" }], {
+          finishReason: toGeminiFinishReason(finish),
+          usageMetadata: usageToGemini(usage ?? { inputTokens: 0, outputTokens: 0 }),
+        }),
+      );
+    },
+  });
+}

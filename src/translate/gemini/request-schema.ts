@@ -1,0 +1,61 @@
+import * as v from "valibot";
+import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+
+export const TextPart = v.looseObject({ text: v.string() });
+export const InlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: v.string() }) });
+export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: v.optional(v.string()), fileUri: v.string() }) });
+export const FunctionCallPart = v.looseObject({
+  functionCall: v.looseObject({ name: v.string(), args: v.optional(v.record(v.string(), v.unknown())), id: v.optional(v.string()) }),
+});
+export const FunctionResponsePart = v.looseObject({
+  functionResponse: v.looseObject({ name: v.string(), response: v.record(v.string(), v.unknown()), id: v.optional(v.string()) }),
+});
+
+const Part = v.union(
+  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart],
+  "a part needs one of text, inlineData, fileData, functionCall or functionResponse",
+);
+
+const Content = v.object({
+  role: v.optional(v.picklist(["user", "model", "function"], "must be 'user' or 'model'")),
+  parts: v.pipe(v.array(Part, "must be an array of parts"), v.minLength(1, "must contain at least one part")),
+});
+
+const FunctionDeclaration = v.looseObject({
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.-]{1,64}$/, "function name must be 1-64 letters, digits, '_', '.' or '-'")),
+  description: v.optional(v.string()),
+  parameters: v.optional(v.record(v.string(), v.unknown())),
+  parametersJsonSchema: v.optional(v.record(v.string(), v.unknown())),
+});
+
+/** The body of :generateContent / :streamGenerateContent, validated as spec 4.3. */
+export const GenerateContentRequestSchema = v.looseObject({
+  contents: v.pipe(v.array(Content, "must be an array of contents"), v.minLength(1, "must contain at least one content")),
+  systemInstruction: v.optional(v.union([v.string(), v.object({ role: v.optional(v.string()), parts: v.array(v.looseObject({ text: v.optional(v.string()) })) })])),
+  generationConfig: v.optional(
+    v.looseObject({
+      temperature: v.optional(numberInRange(0, 2)),
+      topP: v.optional(numberInRange(0, 1)),
+      topK: v.optional(integerAtLeast(1)),
+      maxOutputTokens: v.optional(integerAtLeast(1)),
+      stopSequences: v.optional(v.pipe(v.array(v.string()), v.maxLength(5, "at most 5 stop sequences"))),
+      candidateCount: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only 1 candidate is supported"))),
+      presencePenalty: v.optional(numberInRange(-2, 2)),
+      frequencyPenalty: v.optional(numberInRange(-2, 2)),
+      seed: v.optional(v.pipe(v.number(), v.integer())),
+    }),
+  ),
+  tools: v.optional(v.array(v.looseObject({ functionDeclarations: v.optional(v.array(FunctionDeclaration)) }))),
+  toolConfig: v.optional(
+    v.looseObject({
+      functionCallingConfig: v.optional(
+        v.looseObject({
+          mode: v.optional(v.picklist(["AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"])),
+          allowedFunctionNames: v.optional(v.array(v.string())),
+        }),
+      ),
+    }),
+  ),
+});
+
+export type GenerateContentRequest = v.InferOutput<typeof GenerateContentRequestSchema>;

@@ -1,0 +1,33 @@
+import * as v from "valibot";
+import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
+import { postJson, readJson } from "../http.ts";
+import { UpstreamError } from "../upstream-error.ts";
+import { parseSseStream } from "../../streams/sse.ts";
+import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
+import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
+import { anthropicEventsToParts } from "../../translate/anthropic-messages/convert-stream.ts";
+
+/** The API version every Anthropic request names; the wire format below follows it. */
+const ANTHROPIC_VERSION = "2023-06-01";
+
+function headersOf(call: UpstreamCall): Record<string, string> {
+  return { "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
+}
+
+/** The Anthropic messages API at the channel's base URL (the host root). */
+export const anthropicChatAdapter: ChatAdapter = {
+  async complete(request, call) {
+    const body = convertCanonicalToAnthropicRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal);
+    const parsed = v.safeParse(AnthropicResponseSchema, await readJson(response));
+    if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a message of an unexpected shape");
+    return convertAnthropicResponseToCanonical(parsed.output, call.now());
+  },
+
+  async stream(request, call) {
+    const body = convertCanonicalToAnthropicRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal);
+    if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
+    return parseSseStream(response.body).pipeThrough(anthropicEventsToParts(call.now));
+  },
+};
