@@ -6,6 +6,7 @@ import { createUser } from "./accounts/create-user.ts";
 import { createToken } from "./accounts/create-token.ts";
 import { hashKey } from "./auth/api-keys.ts";
 import { newId } from "./lib/random-id.ts";
+import { announceChange } from "./state/change-feed.ts";
 
 /** The token name that marks the key given in GATEWAY_MANAGEMENT_KEY. */
 const ENV_KEY_NAME = "GATEWAY_MANAGEMENT_KEY";
@@ -34,7 +35,11 @@ export async function bootstrap(db: Kysely<Database>, config: Config, now: numbe
     if (!admin && firstStart) {
       admin = await createUser(trx, { id: newId("usr"), email: ADMIN_EMAIL, plan: "enterprise", status: "active", balanceMicros: 0, now });
     }
-    if (config.managementKey && admin) await installEnvManagementKey(trx, admin.id, config.managementKey, now);
+    if (config.managementKey && admin) {
+      await installEnvManagementKey(trx, admin.id, config.managementKey, now);
+      // Instances already running must drop a retired env key from their caches.
+      await announceChange(trx);
+    }
     if (!firstStart || !admin) return null;
 
     const result: FirstStart = {};

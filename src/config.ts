@@ -23,6 +23,10 @@ const ConfigSchema = v.object({
   GATEWAY_MAX_TOPUP_USD: integerFromEnv(100_000, 1),
   GATEWAY_DRAIN_TIMEOUT_MS: integerFromEnv(10_000, 0),
   GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
+  GATEWAY_FIRST_BYTE_TIMEOUT_MS: integerFromEnv(300_000, 1),
+  GATEWAY_STREAM_IDLE_TIMEOUT_MS: integerFromEnv(300_000, 1),
+  GATEWAY_BREAKER_FAILURES: integerFromEnv(3, 1),
+  GATEWAY_BREAKER_COOLDOWN_MS: integerFromEnv(30_000, 1),
   GATEWAY_CACHE_POLL_MS: integerFromEnv(1_000, 50),
   GATEWAY_LOG_REQUESTS: v.optional(v.picklist(["0", "1"]), "0"),
 });
@@ -42,6 +46,14 @@ export interface Config {
   drainTimeoutMs: number;
   /** Overall deadline for one upstream call, first byte to last. */
   upstreamTimeoutMs: number;
+  /** From sending a request upstream to its response headers (connecting included). */
+  firstByteTimeoutMs: number;
+  /** Longest silence allowed between two chunks of an upstream stream. */
+  streamIdleTimeoutMs: number;
+  /** Consecutive retryable failures that cool a channel down. */
+  breakerFailures: number;
+  /** First cooldown; it doubles on each failed probe, up to 10 minutes. */
+  breakerCooldownMs: number;
   /** How often other instances' admin changes are looked for (cache invalidation). */
   cachePollMs: number;
   logRequests: boolean;
@@ -71,6 +83,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     maxTopupMicros: e.GATEWAY_MAX_TOPUP_USD * 1_000_000,
     drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
+    streamIdleTimeoutMs: e.GATEWAY_STREAM_IDLE_TIMEOUT_MS,
+    breakerFailures: e.GATEWAY_BREAKER_FAILURES,
+    breakerCooldownMs: e.GATEWAY_BREAKER_COOLDOWN_MS,
     cachePollMs: e.GATEWAY_CACHE_POLL_MS,
     logRequests: e.GATEWAY_LOG_REQUESTS === "1",
   };

@@ -10,6 +10,7 @@ import { SettingsStore } from "./settings/settings-store.ts";
 import { ChangeFeed } from "./state/change-feed.ts";
 import { UsageWriter } from "./usage/usage-writer.ts";
 import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
+import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
 export interface GatewayDeps {
@@ -29,6 +30,7 @@ export interface Services extends GatewayDeps {
   prices: PriceStore;
   usage: UsageWriter;
   chat: ChatDispatcher;
+  breaker: ChannelBreaker;
   changes: ChangeFeed;
   /** True once shutdown began: /ready answers 503. */
   draining: boolean;
@@ -41,6 +43,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   const settings = new SettingsStore(deps.db);
   const channels = new ChannelRegistry(deps.db);
   const prices = new PriceStore(deps.db);
+  const breaker = new ChannelBreaker(deps.config.breakerFailures, deps.config.breakerCooldownMs, deps.now);
   const reload = async () => {
     keys.clear();
     await Promise.all([settings.load(), channels.load(), prices.load()]);
@@ -53,7 +56,16 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     channels,
     prices,
     usage: new UsageWriter(deps.db, lastUsed, deps.log),
-    chat: new ChatDispatcher({ channels, fetch: deps.fetch, now: deps.now, upstreamTimeoutMs: deps.config.upstreamTimeoutMs }),
+    breaker,
+    chat: new ChatDispatcher({
+      channels,
+      breaker,
+      fetch: deps.fetch,
+      now: deps.now,
+      upstreamTimeoutMs: deps.config.upstreamTimeoutMs,
+      firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
+      streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
+    }),
     changes: new ChangeFeed(deps.db, reload),
     draining: false,
   };

@@ -47,11 +47,11 @@ export function tokenView(token: TokenRow, now: number, lastUsed?: number) {
 }
 
 /** A spec 2.12 channel record (plus its routing fields); the upstream secret masked. */
-export function channelView(channel: Channel) {
+export function channelView(channel: Channel, cooling = false) {
   return {
     id: channel.id,
     name: channel.name,
-    status: channel.status,
+    status: channel.status === "active" && cooling ? "cooling" : channel.status,
     models: channel.models,
     priority: channel.priority,
     type: channel.type,

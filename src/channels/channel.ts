@@ -61,5 +61,6 @@ export function upstreamModelOf(channel: Channel, model: string): string {
 /** Shows enough of a secret to recognise it, never enough to use it. */
 export function maskSecret(secret: string | null): string | null {
   if (secret === null || secret === "") return null;
-  return secret.length <= 8 ? "****" : `${secret.slice(0, 3)}...${secret.slice(-4)}`;
+  // At most the last 4 characters, and none of a short secret, so a mask never helps guess it.
+  return secret.length < 16 ? "****" : `****${secret.slice(-4)}`;
 }

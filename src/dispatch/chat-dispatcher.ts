@@ -9,13 +9,18 @@ import type { UpstreamCall } from "../upstreams/adapter.ts";
 import { UpstreamWarnings } from "../upstreams/warnings.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { orderChannels } from "./order-channels.ts";
+import type { ChannelBreaker } from "./channel-breaker.ts";
+import { withIdleTimeout } from "../streams/idle-timeout.ts";
 import { withFailover, type Served } from "./with-failover.ts";
 
 interface DispatcherDeps {
   channels: ChannelRegistry;
+  breaker: ChannelBreaker;
   fetch: typeof fetch;
   now: () => number;
   upstreamTimeoutMs: number;
+  firstByteTimeoutMs: number;
+  streamIdleTimeoutMs: number;
 }
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
@@ -50,7 +55,7 @@ export class ChatDispatcher {
     let reported: Usage | null = null;
     let streamedText = "";
     let failed = false;
-    const parts = tapStream(served.value, {
+    const parts = tapStream(withIdleTimeout(served.value, this.deps.streamIdleTimeoutMs), {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta") streamedText += part.text;
@@ -86,11 +91,12 @@ export class ChatDispatcher {
           signal: deadline,
           fetch: this.deps.fetch,
           now: this.deps.now,
+          firstByteTimeoutMs: this.deps.firstByteTimeoutMs,
           warnings,
         });
         return { value, warnings: warnings.header() };
       },
-      { signal: deadline },
+      { signal: deadline, breaker: this.deps.breaker },
     );
     return { ...served, value: served.value.value, warnings: served.value.warnings };
   }

@@ -1,6 +1,7 @@
 import type { Channel } from "../channels/channel.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
+import type { ChannelBreaker } from "./channel-breaker.ts";
 
 /** The outcome of a call that some channel served. */
 export interface Served<T> {
@@ -14,9 +15,9 @@ export interface Served<T> {
 interface FailoverOptions {
   /** Abort signal of the whole request (client gone or overall deadline). */
   signal: AbortSignal;
+  breaker: ChannelBreaker;
   /** Base of the jittered exponential backoff between attempts, in ms. */
   backoffMs?: number;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Resolves after `ms`, or early when `signal` aborts. */
@@ -31,32 +32,43 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Tries `attempt` on each channel in order until one succeeds. A retryable failure (connect
- * error, timeout, 429, 5xx) moves on after a jittered backoff; any other failure is final.
- * `attempt` must only resolve once nothing has been sent to the client, so a retry can never
- * duplicate output.
+ * Tries `attempt` on each channel in order until one succeeds, skipping channels the breaker
+ * has cooled. A retryable failure moves on after a jittered exponential backoff; any other
+ * failure is final. `attempt` must only resolve once nothing has been sent to the client, so
+ * a retry can never duplicate output.
  */
 export async function withFailover<T>(
   channels: readonly Channel[],
   attempt: (channel: Channel) => Promise<T>,
   options: FailoverOptions,
 ): Promise<Served<T>> {
-  const sleep = options.sleep ?? sleepUnlessAborted;
+  const { breaker, signal } = options;
   const backoffMs = options.backoffMs ?? 25;
   let last: UpstreamError | undefined;
   let attempts = 0;
   for (const channel of channels) {
-    if (options.signal.aborted) break;
-    if (attempts > 0) await sleep(backoffMs * 2 ** (attempts - 1) * (0.5 + Math.random()), options.signal);
+    if (signal.aborted) break;
+    if (!breaker.allow(channel.id)) continue;
+    if (attempts > 0) await sleepUnlessAborted(backoffMs * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
     attempts++;
     try {
-      return { value: await attempt(channel), channel, attempts };
+      const value = await attempt(channel);
+      breaker.succeeded(channel.id);
+      return { value, channel, attempts };
     } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
+      if (!(error instanceof UpstreamError)) {
+        breaker.released(channel.id);
+        throw error;
+      }
       last = error;
-      if (!error.retryable) throw error.toGatewayError();
+      if (!error.retryable) {
+        breaker.released(channel.id);
+        throw error.toGatewayError();
+      }
+      breaker.failed(channel.id);
     }
   }
   if (last) throw last.toGatewayError();
-  throw new GatewayError(503, "No channel could serve this request");
+  if (signal.aborted) throw new GatewayError(504, "The request's deadline passed before an upstream answered");
+  throw new GatewayError(503, "Every channel for this model is cooling down after failures; retry shortly");
 }

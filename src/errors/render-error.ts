@@ -21,8 +21,9 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     log.error("unhandled error", { path: c.req.path, error: error instanceof Error ? error.name : typeof error, code: typeof code === "string" ? code : undefined });
     gatewayError = new GatewayError(500, "The gateway failed to handle this request");
   }
+  const requestId = c.get("requestId") as string | undefined;
   return new Response(JSON.stringify(errorBody(gatewayError.status, gatewayError.message)), {
     status: gatewayError.status,
-    headers: { "content-type": "application/json", ...gatewayError.headers },
+    headers: { "content-type": "application/json", ...gatewayError.headers, ...(requestId ? { "x-request-id": requestId } : {}) },
   });
 }

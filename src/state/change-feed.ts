@@ -3,6 +3,12 @@ import type { Database } from "../db/schema.ts";
 
 const EPOCH_KEY = "cache_epoch";
 
+/** Bumps the change counter, so every instance reloads its in-memory state. */
+export async function announceChange(db: Kysely<Database>): Promise<void> {
+  await sql`insert into settings (key, value_json) values (${EPOCH_KEY}, '1')
+    on conflict (key) do update set value_json = cast(value_json as integer) + 1`.execute(db);
+}
+
 /**
  * Tells instances sharing a database that admin data changed. Each admin write bumps a
  * counter; every instance polls it (one tiny read per interval) and reloads its in-memory
@@ -19,8 +25,7 @@ export class ChangeFeed {
 
   /** Records a change made by this instance and reloads now. */
   async bump(): Promise<void> {
-    await sql`insert into settings (key, value_json) values (${EPOCH_KEY}, '1')
-      on conflict (key) do update set value_json = cast(value_json as integer) + 1`.execute(this.db);
+    await announceChange(this.db);
     this.#seen = await this.#read();
     await this.reload();
   }

@@ -39,6 +39,8 @@ export function createSseParser(): TransformStream<string, SseEvent> {
 
   return new TransformStream<string, SseEvent>({
     transform(chunk, controller) {
+      // An empty chunk must not clear a pending CR: the LF of a CRLF may still follow.
+      if (chunk.length === 0) return;
       let start = 0;
       if (skipLineFeed && chunk.charCodeAt(0) === 10) start = 1;
       skipLineFeed = false;

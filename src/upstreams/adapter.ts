@@ -11,6 +11,8 @@ export interface UpstreamCall {
   signal: AbortSignal;
   fetch: typeof fetch;
   now: () => number;
+  /** Longest wait for the upstream's response headers. */
+  firstByteTimeoutMs: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;
 }

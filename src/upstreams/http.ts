@@ -26,21 +26,29 @@ export async function postJson(
   headers: Record<string, string>,
   body: unknown,
   signal: AbortSignal,
+  firstByteTimeoutMs: number,
 ): Promise<Response> {
+  // Fetch reports no connect phase, so one timer covers connecting and waiting for headers;
+  // it is cleared once they arrive, leaving the body to the caller's own deadline.
+  const firstByte = new AbortController();
+  const timer = setTimeout(() => firstByte.abort(new DOMException("first byte timeout", "TimeoutError")), firstByteTimeoutMs);
+  const combined = AbortSignal.any([signal, firstByte.signal]);
   let response: Response;
   try {
     response = await fetchFn(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
-      signal,
+      signal: combined,
     });
-  } catch (error) {
-    if (signal.aborted) {
-      const reason = signal.reason as { name?: string } | undefined;
-      throw new UpstreamError(reason?.name === "TimeoutError" ? "timeout" : "connect", "request aborted");
+  } catch {
+    if (combined.aborted) {
+      const reason = combined.reason as { name?: string } | undefined;
+      throw new UpstreamError(reason?.name === "TimeoutError" ? "timeout" : "connect", "the upstream did not answer in time");
     }
     throw new UpstreamError("connect", "could not connect to the upstream");
+  } finally {
+    clearTimeout(timer);
   }
   if (response.ok) return response;
   const text = await readLimited(response);

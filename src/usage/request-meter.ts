@@ -1,6 +1,8 @@
 import type { Usage } from "../canonical/chat.ts";
 import { newId } from "../lib/random-id.ts";
 import type { UsageWriter } from "./usage-writer.ts";
+import type { Price } from "../pricing/price.ts";
+import { computeChatCost } from "../billing/compute-cost.ts";
 
 /** Who made a request and what it asked for: the fixed half of its usage row. */
 export interface RequestFacts {
@@ -19,7 +21,6 @@ export interface RequestOutcome {
   status: number;
   usage: Usage | null;
   channelId: string | null;
-  costMicros?: number;
 }
 
 /**
@@ -33,6 +34,8 @@ export class RequestMeter {
     private readonly writer: UsageWriter,
     readonly facts: RequestFacts,
     private readonly now: () => number,
+    /** The model's price at the time of the request; none means it is served free. */
+    private readonly price: Price | undefined,
   ) {}
 
   /** Records the outcome; resolves once the row is committed. */
@@ -46,7 +49,7 @@ export class RequestMeter {
       endpoint: this.facts.endpoint,
       prompt_tokens: outcome.usage?.inputTokens ?? 0,
       completion_tokens: outcome.usage?.outputTokens ?? 0,
-      cost_micros: outcome.costMicros ?? 0,
+      cost_micros: outcome.usage ? computeChatCost(this.price, outcome.usage) : 0,
       status: outcome.status,
       latency_ms: Math.max(0, Math.round(this.now() - this.facts.startedAt)),
       channel_id: outcome.channelId,

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database, UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
+import { chargeAccount } from "../billing/charge-account.ts";
 
 interface Pending {
   row: UsageLogInsert;
@@ -13,7 +14,7 @@ interface Pending {
 const ROWS_PER_STATEMENT = 400;
 
 /**
- * Groups usage rows of concurrent requests into one transaction. `record` resolves once
+ * Groups usage rows of concurrent requests, and the charges for them, into one transaction. `record` resolves once
  * the row is committed, so a route can hold the end of its response until then; the
  * flush runs on the next event-loop turn, so all rows queued in one turn share a commit.
  * Pending `last_used` times ride along in the same transaction.
@@ -66,6 +67,9 @@ export class UsageWriter {
       await this.db.transaction().execute(async (trx) => {
         for (let i = 0; i < batch.length; i += ROWS_PER_STATEMENT) {
           await trx.insertInto("usage_logs").values(batch.slice(i, i + ROWS_PER_STATEMENT).map((p) => p.row)).execute();
+        }
+        for (const { row } of batch) {
+          if (row.cost_micros > 0) await chargeAccount(trx, row.user_id, row.cost_micros, row.request_id, row.created_at);
         }
         for (const [tokenId, time] of touched) {
           await trx.updateTable("tokens").set({ last_used: time }).where("id", "=", tokenId).execute();

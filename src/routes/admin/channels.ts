@@ -35,7 +35,7 @@ export function adminChannelRoutes(services: Services) {
   };
 
   return new Hono<AppEnv>()
-    .get("/channels", (c) => c.json({ channels: services.channels.all.map(channelView) }))
+    .get("/channels", (c) => c.json({ channels: services.channels.all.map((ch) => channelView(ch, services.breaker.isCooling(ch.id))) }))
     .post("/channels", async (c) => {
       const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw));
       const now = services.now();

@@ -39,6 +39,7 @@ export async function serveChat(
       startedAt: services.now(),
     },
     services.now,
+    services.prices.get(request.model),
   );
   const signal = c.req.raw.signal;
   if (!request.stream) {

@@ -18,7 +18,7 @@ function headersOf(call: UpstreamCall): Record<string, string> {
 export const anthropicChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = convertCanonicalToAnthropicRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(AnthropicResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a message of an unexpected shape");
     return convertAnthropicResponseToCanonical(parsed.output, call.now());
@@ -26,7 +26,7 @@ export const anthropicChatAdapter: ChatAdapter = {
 
   async stream(request, call) {
     const body = convertCanonicalToAnthropicRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(anthropicEventsToParts(call.now));
   },

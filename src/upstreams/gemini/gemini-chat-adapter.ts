@@ -19,7 +19,7 @@ function headersOf(call: UpstreamCall): Record<string, string> {
 export const geminiChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = convertCanonicalToGeminiRequest(request, call.warnings);
-    const response = await postJson(call.fetch, urlOf(call, "generateContent"), headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, urlOf(call, "generateContent"), headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(GeminiResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a response of an unexpected shape");
     return convertGeminiResponseToCanonical(parsed.output, call.now());
@@ -27,7 +27,7 @@ export const geminiChatAdapter: ChatAdapter = {
 
   async stream(request, call) {
     const body = convertCanonicalToGeminiRequest(request, call.warnings);
-    const response = await postJson(call.fetch, urlOf(call, "streamGenerateContent?alt=sse"), headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, urlOf(call, "streamGenerateContent?alt=sse"), headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(geminiChunksToParts(call.now));
   },

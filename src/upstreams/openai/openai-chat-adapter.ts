@@ -15,7 +15,7 @@ function headersOf(call: UpstreamCall): Record<string, string> {
 export const openAiChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(OpenAiChatResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat completion of an unexpected shape");
     return convertOpenAiChatResponseToCanonical(parsed.output, call.now());
@@ -23,7 +23,7 @@ export const openAiChatAdapter: ChatAdapter = {
 
   async stream(request, call) {
     const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(openAiChunksToParts(call.now));
   },

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { call, expectError, expectInteger } from "./_helpers.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(() => gw.close());
+
+function expectSettingsRecord(s: any): void {
+  expect(typeof s.system_name).toBe("string");
+  expect(s.system_name.length).toBeGreaterThan(0);
+  expect(typeof s.version).toBe("string");
+  expect(s.version.length).toBeGreaterThan(0);
+  expect(typeof s.features).toBe("object");
+  expect(typeof s.features.registration_enabled).toBe("boolean");
+  expect(typeof s.features.maintenance_mode).toBe("boolean");
+  expect(typeof s.features.default_currency).toBe("string");
+  expect(typeof s.rate_limits).toBe("object");
+  expectInteger(s.rate_limits.requests_per_minute);
+  expectInteger(s.rate_limits.tokens_per_minute);
+}
+
+describe("settings", () => {
+  test("GET returns the spec 2.12 settings record", async () => {
+    const response = await gw.admin("GET", "/v1/admin/settings");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expectSettingsRecord(response.body);
+  });
+
+  test("defaults: currency USD, free-plan rate of 10 requests per minute (spec section 8)", async () => {
+    const { body } = await gw.admin("GET", "/v1/admin/settings");
+    expect(body.features.default_currency).toBe("USD");
+    expect(body.rate_limits.requests_per_minute).toBe(10);
+  });
+
+  test("PATCH merges: changing requests_per_minute keeps every other field, GET shows it", async () => {
+    const before = (await gw.admin("GET", "/v1/admin/settings")).body;
+    const patched = await gw.admin("PATCH", "/v1/admin/settings", { rate_limits: { requests_per_minute: 42 } });
+    expect(patched.status).toBe(200);
+    expectSettingsRecord(patched.body);
+    expect(patched.body.rate_limits.requests_per_minute).toBe(42);
+
+    const after = (await gw.admin("GET", "/v1/admin/settings")).body;
+    expect(after.rate_limits).toEqual({ ...before.rate_limits, requests_per_minute: 42 });
+    expect(after.features).toEqual(before.features);
+    expect(after.system_name).toBe(before.system_name);
+    expect(after.version).toBe(before.version);
+  });
+
+  test("PATCH of one feature flag and the name keeps the other flags", async () => {
+    const before = (await gw.admin("GET", "/v1/admin/settings")).body;
+    const patched = await gw.admin("PATCH", "/v1/admin/settings", {
+      system_name: "Acme Gateway",
+      features: { registration_enabled: !before.features.registration_enabled },
+    });
+    expect(patched.status).toBe(200);
+    const after = (await gw.admin("GET", "/v1/admin/settings")).body;
+    expect(after.system_name).toBe("Acme Gateway");
+    expect(after.features).toEqual({ ...before.features, registration_enabled: !before.features.registration_enabled });
+    expect(after.rate_limits).toEqual(before.rate_limits);
+  });
+
+  for (const [label, patch] of [
+    ["negative requests_per_minute", { rate_limits: { requests_per_minute: -1 } }],
+    ["fractional tokens_per_minute", { rate_limits: { tokens_per_minute: 1.5 } }],
+    ["string requests_per_minute", { rate_limits: { requests_per_minute: "60" } }],
+    ["non-boolean maintenance_mode", { features: { maintenance_mode: "yes" } }],
+    ["empty system_name", { system_name: "" }],
+    ["a JSON array body", [1, 2]],
+  ] as const) {
+    test(`PATCH with ${label} is a 400 and changes nothing`, async () => {
+      const before = (await gw.admin("GET", "/v1/admin/settings")).body;
+      expectError(await gw.admin("PATCH", "/v1/admin/settings", patch), 400, "invalid_request_error");
+      expect((await gw.admin("GET", "/v1/admin/settings")).body).toEqual(before);
+    });
+  }
+
+  test("PATCH with malformed JSON is a 400", async () => {
+    const response = await call(gw, "PATCH", "/v1/admin/settings", {
+      headers: { authorization: `Bearer ${gw.managementKey}`, "content-type": "application/json" },
+      body: "{rate_limits:",
+    });
+    expectError(response, 400, "invalid_request_error");
+  });
+});
+
+describe("prices", () => {
+  test("GET returns {prices:[...]} with USD numbers; demo-chat is priced", async () => {
+    const response = await gw.admin("GET", "/v1/admin/prices");
+    expect(response.status).toBe(200);
+    expect(Array.isArray(response.body.prices)).toBe(true);
+    expect(response.body.prices.length).toBeGreaterThan(0);
+    for (const price of response.body.prices) {
+      expect(typeof price.model).toBe("string");
+      expect(typeof price.mode).toBe("string");
+      for (const [name, value] of Object.entries(price)) {
+        if (name === "model" || name === "mode") continue;
+        if (value !== null) expect(typeof value).toBe("number");
+      }
+    }
+    const demo = response.body.prices.find((p: any) => p.model === "demo-chat");
+    expect(demo).toBeDefined();
+    expect(demo.mode).toBe("chat");
+    expect(demo.input_per_million).toBeGreaterThan(0);
+    expect(demo.output_per_million).toBeGreaterThan(0);
+  });
+
+  test("POST sets a price; GET shows it in USD", async () => {
+    const set = await gw.admin("POST", "/v1/admin/prices", {
+      model: "acme-large",
+      input_per_million: 2.5,
+      output_per_million: 10,
+      cached_input_per_million: 0.125,
+    });
+    expect(set.status).toBeGreaterThanOrEqual(200);
+    expect(set.status).toBeLessThan(300);
+    expect(set.body.model).toBe("acme-large");
+    expect(set.body.mode).toBe("chat");
+    expect(set.body.input_per_million).toBe(2.5);
+
+    const listed = (await gw.admin("GET", "/v1/admin/prices")).body.prices.filter((p: any) => p.model === "acme-large");
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ model: "acme-large", mode: "chat", input_per_million: 2.5, output_per_million: 10, cached_input_per_million: 0.125 });
+  });
+
+  test("POST again for the same model replaces its price (one entry)", async () => {
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "acme-small", input_per_million: 1, output_per_million: 2 })).status).toBeLessThan(300);
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "acme-small", input_per_million: 0.3, output_per_million: 0.6 })).status).toBeLessThan(300);
+    const listed = (await gw.admin("GET", "/v1/admin/prices")).body.prices.filter((p: any) => p.model === "acme-small");
+    expect(listed).toHaveLength(1);
+    expect(listed[0].input_per_million).toBe(0.3);
+    expect(listed[0].output_per_million).toBe(0.6);
+  });
+
+  test("POST with a non-chat mode stores that mode and its unit price", async () => {
+    const set = await gw.admin("POST", "/v1/admin/prices", { model: "acme-embed", mode: "embedding", input_per_million: 0.02 });
+    expect(set.status).toBeLessThan(300);
+    const listed = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "acme-embed");
+    expect(listed).toMatchObject({ mode: "embedding", input_per_million: 0.02 });
+  });
+
+  test("a zero price (free model) is accepted", async () => {
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "acme-free", input_per_million: 0, output_per_million: 0 })).status).toBeLessThan(300);
+    const listed = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "acme-free");
+    expect(listed).toMatchObject({ input_per_million: 0, output_per_million: 0 });
+  });
+
+  for (const [label, body] of [
+    ["a negative price", { model: "bad-1", input_per_million: -1 }],
+    ["a price as a string", { model: "bad-2", input_per_million: "2.5" }],
+    ["more than 6 decimals", { model: "bad-3", input_per_million: 0.0000001 }],
+    ["an unknown mode", { model: "bad-4", mode: "video", input_per_million: 1 }],
+    ["no model", { input_per_million: 1 }],
+    ["an empty model", { model: "", input_per_million: 1 }],
+  ] as const) {
+    test(`POST with ${label} is a 400 and stores nothing`, async () => {
+      expectError(await gw.admin("POST", "/v1/admin/prices", body), 400, "invalid_request_error");
+      const prices = (await gw.admin("GET", "/v1/admin/prices")).body.prices;
+      expect(prices.some((p: any) => typeof p.model === "string" && p.model.startsWith("bad-"))).toBe(false);
+    });
+  }
+});
