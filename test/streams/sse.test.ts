@@ -1,0 +1,300 @@
+import { describe, expect, test } from "bun:test";
+import { createSseParser, formatSseEvent, parseSseStream, type SseEvent } from "../../src/streams/sse.ts";
+
+/** Feeds text chunks through createSseParser and collects the events. */
+async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  let i = 0;
+  const source = new ReadableStream<string>({
+    pull(controller) {
+      if (i < chunks.length) controller.enqueue(chunks[i++]!);
+      else controller.close();
+    },
+  });
+  await source.pipeThrough(createSseParser()).pipeTo(
+    new WritableStream({
+      write(event) {
+        events.push(event);
+      },
+    }),
+  );
+  return events;
+}
+
+/** Feeds byte chunks through parseSseStream and collects the events. */
+async function parseBytes(chunks: readonly Uint8Array[]): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  let i = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (i < chunks.length) controller.enqueue(chunks[i++]!);
+      else controller.close();
+    },
+  });
+  await parseSseStream(body).pipeTo(
+    new WritableStream({
+      write(event) {
+        events.push(event);
+      },
+    }),
+  );
+  return events;
+}
+
+/** Only event name and data, for comparisons that do not care about ids. */
+const simple = (events: SseEvent[]) => events.map((e) => ({ event: e.event, data: e.data }));
+
+/** A deterministic pseudo-random generator (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Splits text into chunks of random sizes in [1, max]. */
+function randomChunks(text: string, max: number, random: () => number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    const size = 1 + Math.floor(random() * max);
+    out.push(text.slice(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+const TWO_EVENTS = [
+  { event: "message", data: "first" },
+  { event: "message", data: "second" },
+];
+
+describe("line ends", () => {
+  test("LF", async () => {
+    expect(simple(await parse(["data: first\n\ndata: second\n\n"]))).toEqual(TWO_EVENTS);
+  });
+
+  test("CR", async () => {
+    expect(simple(await parse(["data: first\r\rdata: second\r\r"]))).toEqual(TWO_EVENTS);
+  });
+
+  test("CRLF", async () => {
+    expect(simple(await parse(["data: first\r\n\r\ndata: second\r\n\r\n"]))).toEqual(TWO_EVENTS);
+  });
+
+  test("mixed LF, CR and CRLF in one stream", async () => {
+    const events = await parse(["data: a\r\ndata: b\rdata: c\n\r\ndata: d\r\r"]);
+    expect(simple(events)).toEqual([
+      { event: "message", data: "a\nb\nc" },
+      { event: "message", data: "d" },
+    ]);
+  });
+
+  test("CR then LF is one line end, but LF then CR is two", async () => {
+    // "\n\r" ends the data line and then a blank line: two events, not one.
+    expect(simple(await parse(["data: first\n\rdata: second\n\r"]))).toEqual(TWO_EVENTS);
+  });
+});
+
+describe("CRLF split across chunks", () => {
+  test("\\r at the end of one chunk and \\n at the start of the next is one line end", async () => {
+    // Were the lone \n read as a blank line, "a" and "b" would be two events.
+    const events = await parse(["data: a\r", "\ndata: b\r", "\n\r", "\n"]);
+    expect(simple(events)).toEqual([{ event: "message", data: "a\nb" }]);
+  });
+
+  test("the split CRLF of a blank line yields no extra event", async () => {
+    const events = await parse(["data: first\r\n\r", "\ndata: second\r\n\r", "\n"]);
+    expect(simple(events)).toEqual(TWO_EVENTS);
+  });
+
+  test("an empty chunk between \\r and \\n does not turn the \\n into a blank line", async () => {
+    const events = await parse(["data: a\r", "", "\ndata: b\r\n\r\n"]);
+    expect(simple(events)).toEqual([{ event: "message", data: "a\nb" }]);
+  });
+
+  test("a CRLF split across byte chunks of a body", async () => {
+    const enc = new TextEncoder();
+    const events = await parseBytes([enc.encode("data: a\r"), enc.encode("\ndata: b\r"), enc.encode("\n\r"), enc.encode("\n")]);
+    expect(simple(events)).toEqual([{ event: "message", data: "a\nb" }]);
+  });
+
+  test("an empty byte chunk between \\r and \\n of a body", async () => {
+    const enc = new TextEncoder();
+    const events = await parseBytes([enc.encode("data: a\r"), new Uint8Array(0), enc.encode("\ndata: b\r\n\r\n")]);
+    expect(simple(events)).toEqual([{ event: "message", data: "a\nb" }]);
+  });
+});
+
+describe("fields", () => {
+  test("comments are ignored", async () => {
+    const events = await parse([": keep-alive\n\n:\ndata: x\n: in the middle\ndata: y\n\n: OPENROUTER PROCESSING\n\n"]);
+    expect(simple(events)).toEqual([{ event: "message", data: "x\ny" }]);
+  });
+
+  test("multi-line data is joined with \\n", async () => {
+    const events = await parse(["data: line one\ndata: line two\ndata: line three\n\n"]);
+    expect(events.map((e) => e.data)).toEqual(["line one\nline two\nline three"]);
+  });
+
+  test("one leading space after the colon is dropped, others kept; no space is fine", async () => {
+    const events = await parse(["data:nospace\n\ndata:  two\n\ndata:\n\ndata\n\n"]);
+    expect(events.map((e) => e.data)).toEqual(["nospace", " two", "", ""]);
+  });
+
+  test("event names apply to one event; id is remembered", async () => {
+    const events = await parse(["event: ping\nid: 7\ndata: a\n\ndata: b\n\n"]);
+    expect(events).toEqual([
+      { event: "ping", data: "a", id: "7" },
+      { event: "message", data: "b", id: "7" },
+    ]);
+  });
+
+  test("a block without data lines dispatches nothing", async () => {
+    const events = await parse(["event: nothing\n\nid: 3\n\nretry: 100\n\nunknown: field\n\ndata: only\n\n"]);
+    expect(simple(events)).toEqual([{ event: "message", data: "only" }]);
+  });
+
+  test("a data value may contain colons", async () => {
+    const events = await parse(['data: {"a":"b:c"}\n\n']);
+    expect(events[0]!.data).toBe('{"a":"b:c"}');
+  });
+
+  test("formatSseEvent output parses back to the same event", async () => {
+    const text = formatSseEvent("one\ntwo") + formatSseEvent('{"x":1}', "custom");
+    expect(simple(await parse([text]))).toEqual([
+      { event: "message", data: "one\ntwo" },
+      { event: "custom", data: '{"x":1}' },
+    ]);
+  });
+});
+
+describe("end of stream", () => {
+  test("a final event without a trailing blank line is delivered", async () => {
+    expect(simple(await parse(["data: first\n\ndata: second"]))).toEqual(TWO_EVENTS);
+  });
+
+  test("a final event ending in one line end is delivered", async () => {
+    expect(simple(await parse(["data: first\n\ndata: second\n"]))).toEqual(TWO_EVENTS);
+    expect(simple(await parse(["data: first\r\n\r\ndata: second\r"]))).toEqual(TWO_EVENTS);
+  });
+
+  test("an empty stream has no events", async () => {
+    expect(await parse([])).toEqual([]);
+    expect(await parse(["", "\n\n", ": c\n"])).toEqual([]);
+  });
+});
+
+describe("events split anywhere", () => {
+  const SAMPLE =
+    ": comment\r\n" +
+    "event: start\r\ndata: {\"id\":1}\r\n\r\n" +
+    "data: multi\rdata: line\r\r" +
+    "id: 42\ndata: one\ndata: two\n\n" +
+    "data: tail without blank line";
+
+  test("splitting at every offset gives the same events as one chunk", async () => {
+    const whole = await parse([SAMPLE]);
+    expect(whole).toHaveLength(4);
+    for (let i = 0; i <= SAMPLE.length; i++) {
+      const split = await parse([SAMPLE.slice(0, i), SAMPLE.slice(i)]);
+      if (JSON.stringify(split) !== JSON.stringify(whole)) {
+        expect({ offset: i, events: split }).toEqual({ offset: i, events: whole });
+      }
+    }
+  });
+
+  test("splitting at every pair of offsets gives the same events", async () => {
+    // j > i: the middle chunk is never empty (empty chunks have a test of their own above).
+    const whole = await parse([SAMPLE]);
+    const failures: number[][] = [];
+    for (let i = 0; i <= SAMPLE.length; i++) {
+      for (let j = i + 1; j <= SAMPLE.length; j++) {
+        const split = await parse([SAMPLE.slice(0, i), SAMPLE.slice(i, j), SAMPLE.slice(j)]);
+        if (JSON.stringify(split) !== JSON.stringify(whole)) failures.push([i, j]);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test("one character per chunk gives the same events", async () => {
+    expect(await parse([...SAMPLE])).toEqual(await parse([SAMPLE]));
+  });
+});
+
+describe("UTF-8 through parseSseStream", () => {
+  const TEXT = "héllo 世界 🎉";
+  const BYTES = new TextEncoder().encode(`data: ${TEXT}\n\ndata: ${TEXT}\r\n\r\n`);
+
+  test("multi-byte characters split at every byte offset decode intact", async () => {
+    for (let i = 0; i <= BYTES.length; i++) {
+      const events = await parseBytes([BYTES.slice(0, i), BYTES.slice(i)]);
+      expect(events.map((e) => e.data)).toEqual([TEXT, TEXT]);
+    }
+  });
+
+  test("one byte per chunk decodes intact", async () => {
+    const chunks = [...BYTES].map((b) => new Uint8Array([b]));
+    const events = await parseBytes(chunks);
+    expect(events.map((e) => e.data)).toEqual([TEXT, TEXT]);
+  });
+
+  test("a 4-byte emoji split 1+3, 2+2 and 3+1 decodes intact", async () => {
+    const bytes = new TextEncoder().encode("data: 🎉\n\n");
+    const at = bytes.indexOf(0xf0);
+    for (const cut of [1, 2, 3]) {
+      const events = await parseBytes([bytes.slice(0, at + cut), bytes.slice(at + cut)]);
+      expect(events.map((e) => e.data)).toEqual(["🎉"]);
+    }
+  });
+});
+
+describe("large streams", () => {
+  test("200k events in random 1..64-character chunks all arrive, in order", async () => {
+    const count = 200_000;
+    const parts: string[] = [];
+    for (let i = 0; i < count; i++) parts.push(`data: ${i}\n\n`);
+    const text = parts.join("");
+    const events = await parse(randomChunks(text, 64, seeded(1)));
+    expect(events.length).toBe(count);
+    expect(events[0]!.data).toBe("0");
+    expect(events[123_456]!.data).toBe("123456");
+    expect(events.at(-1)!.data).toBe(String(count - 1));
+  }, 20_000);
+
+  test("20k events fed one character per chunk all arrive", async () => {
+    const count = 20_000;
+    const text = Array.from({ length: count }, (_, i) => `data: e${i}\r\n\r\n`).join("");
+    const events = await parse([...text]);
+    expect(events.length).toBe(count);
+    expect(events.at(-1)!.data).toBe(`e${count - 1}`);
+  }, 20_000);
+
+  test("one 2 MB line fed in 8-character chunks arrives whole (no quadratic re-joining)", async () => {
+    const payload = "x".repeat(2 * 1024 * 1024);
+    const text = `data: ${payload}\n\n`;
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += 8) chunks.push(text.slice(i, i + 8));
+    const events = await parse(chunks);
+    expect(events.length).toBe(1);
+    expect(events[0]!.data.length).toBe(payload.length);
+  }, 20_000);
+
+  test("200k events as random-size byte chunks through parseSseStream", async () => {
+    const count = 200_000;
+    const bytes = new TextEncoder().encode(Array.from({ length: count }, (_, i) => `data: é${i}\n\n`).join(""));
+    const random = seeded(7);
+    const chunks: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; ) {
+      const size = 1 + Math.floor(random() * 200);
+      chunks.push(bytes.subarray(i, i + size));
+      i += size;
+    }
+    const events = await parseBytes(chunks);
+    expect(events.length).toBe(count);
+    expect(events[99_999]!.data).toBe("é99999");
+  }, 20_000);
+});
