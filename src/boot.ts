@@ -6,6 +6,8 @@ import { createServices } from "./services.ts";
 import { createApp } from "./app.ts";
 import { createJsonLogger } from "./lib/logger.ts";
 import { VERSION } from "./version.ts";
+import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
+import { checkLedger } from "./billing/check-ledger.ts";
 
 /** A listening server as the runtime reports it. */
 export interface RunningServer {
@@ -23,6 +25,7 @@ export interface RuntimeHost {
   exit(code: number): void;
   /** Writes a line to standard output. */
   write(line: string): void;
+  identity: ProcessIdentity;
 }
 
 function dirnameOf(path: string): string | null {
@@ -49,6 +52,28 @@ function firstStartBanner(first: FirstStart, config: Config, port: number): stri
 }
 
 /**
+ * `doctor`: checks that every account's ledger sums to its balance and that no hold is open,
+ * after releasing the holds of dead instances. Prints a report; exit code 1 on any problem.
+ */
+export async function runDoctor(host: RuntimeHost): Promise<number> {
+  const config = loadConfig(host.env);
+  const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
+  try {
+    await migrate(database.db, Date.now);
+    const registry = new InstanceRegistry(database.db, host.identity, Date.now);
+    const released = await registry.releaseOrphanedHolds();
+    const report = await checkLedger(database.db);
+    host.write(`doctor: ${report.accounts} accounts checked; ${report.problems.length} ledger mismatches; ${report.openHolds} open holds; ${released} orphaned holds released`);
+    for (const p of report.problems) {
+      host.write(`  account ${p.userId}: balance ${p.balanceMicros} micro-USD, ledger sum ${p.ledgerSumMicros} micro-USD`);
+    }
+    return report.problems.length === 0 ? 0 : 1;
+  } finally {
+    await database.close();
+  }
+}
+
+/**
  * Starts the gateway on a runtime: config, database and migrations, first-start setup,
  * services, HTTP server, and a graceful shutdown on SIGTERM/SIGINT (stop accepting, let
  * in-flight requests finish up to the drain timeout, flush writes, close the database).
@@ -64,9 +89,10 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
-  const services = await createServices({ db: database.db, config, now, fetch: globalThis.fetch.bind(globalThis), log });
+  const services = await createServices({ db: database.db, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush().catch(() => {}), 5_000);
+  const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);
 
   const app = createApp(services);
   const server = await host.serve(app.fetch, { port: config.port, host: config.host });
@@ -86,8 +112,10 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     if (!drained) log.warn("drain timeout passed with requests still in flight");
     services.changes.stop();
     clearInterval(lastUsedTimer);
+    clearInterval(heartbeatTimer);
     try {
       await services.usage.flush();
+      await services.instance.retire();
       await database.close();
     } catch (error) {
       log.error("shutdown flush failed", { error: String(error) });

@@ -11,6 +11,8 @@ import { ChangeFeed } from "./state/change-feed.ts";
 import { UsageWriter } from "./usage/usage-writer.ts";
 import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
 import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
+import { HoldBatcher } from "./billing/hold-batcher.ts";
+import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
 export interface GatewayDeps {
@@ -19,6 +21,8 @@ export interface GatewayDeps {
   now: () => number;
   fetch: typeof fetch;
   log: Logger;
+  /** This process, as the runtime sees it: to recognise crashed siblings and release their holds. */
+  identity: ProcessIdentity;
 }
 
 /** The gateway's long-lived parts, built once and shared by every route. */
@@ -31,6 +35,8 @@ export interface Services extends GatewayDeps {
   usage: UsageWriter;
   chat: ChatDispatcher;
   breaker: ChannelBreaker;
+  holds: HoldBatcher;
+  instance: InstanceRegistry;
   changes: ChangeFeed;
   /** True once shutdown began: /ready answers 503. */
   draining: boolean;
@@ -48,6 +54,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     keys.clear();
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
+  const instance = new InstanceRegistry(deps.db, deps.identity, deps.now);
   const services: Services = {
     ...deps,
     keys,
@@ -57,6 +64,8 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     prices,
     usage: new UsageWriter(deps.db, lastUsed, deps.log),
     breaker,
+    instance,
+    holds: new HoldBatcher(deps.db, () => instance.id, deps.log),
     chat: new ChatDispatcher({
       channels,
       breaker,
@@ -71,5 +80,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   };
   await reload();
   await services.changes.init();
+  await instance.register();
+  await instance.releaseOrphanedHolds();
   return services;
 }

@@ -14,6 +14,25 @@ export interface Database {
   usage_logs: UsageLogsTable;
   settings: { key: string; value_json: string };
   idempotency_records: IdempotencyTable;
+  holds: HoldsTable;
+  instances: InstancesTable;
+}
+
+export interface HoldsTable {
+  /** The request id the funds are held for. */
+  id: string;
+  user_id: string;
+  amount_micros: number;
+  instance_id: string;
+  created_at: number;
+}
+
+export interface InstancesTable {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: number;
+  heartbeat_at: number;
 }
 
 export interface UsersTable {

@@ -3,6 +3,7 @@ import { upstreamModelOf, type Channel } from "../channels/channel.ts";
 import type { ChannelRegistry } from "../channels/channel-registry.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { estimateTokens } from "../lib/estimate-tokens.ts";
+import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapStream } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 import type { UpstreamCall } from "../upstreams/adapter.ts";
@@ -104,18 +105,6 @@ export class ChatDispatcher {
 
 function statusOf(error: unknown): number {
   return error instanceof GatewayError ? error.status : 500;
-}
-
-function estimatePromptTokens(request: ChatRequest): number {
-  let text = "";
-  for (const message of request.messages) {
-    for (const part of message.parts) {
-      if (part.type === "text") text += part.text;
-      else if (part.type === "tool_result") text += part.content;
-      else if (part.type === "tool_call") text += part.arguments;
-    }
-  }
-  return estimateTokens(text);
 }
 
 function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {

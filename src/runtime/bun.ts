@@ -1,8 +1,9 @@
 /** Bun entry: `bun src/runtime/bun.ts`, and the compiled executable. */
 import { mkdirSync } from "node:fs";
-import { runGateway } from "../boot.ts";
+import { hostname } from "node:os";
+import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
 
-await runGateway({
+const host: RuntimeHost = {
   env: process.env,
   ensureDirectory: (path) => mkdirSync(path, { recursive: true }),
   async serve(fetch, { port, host }) {
@@ -14,4 +15,20 @@ await runGateway({
   },
   exit: (code) => process.exit(code),
   write: (line) => console.log(line),
-});
+  identity: {
+    host: hostname(),
+    pid: process.pid,
+    isAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        // EPERM: it exists but belongs to another user.
+        return (error as { code?: string }).code === "EPERM";
+      }
+    },
+  },
+};
+
+if (process.argv[2] === "doctor") process.exit(await runDoctor(host));
+else await runGateway(host);

@@ -1,5 +1,5 @@
 /** Deno entry: `deno task start`. */
-import { runGateway } from "../boot.ts";
+import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
@@ -10,9 +10,13 @@ declare const Deno: {
   ): { addr: { port: number }; shutdown(): Promise<void> };
   addSignalListener(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
   exit(code: number): never;
+  hostname(): string;
+  args: string[];
+  pid: number;
+  statSync(path: string): unknown;
 };
 
-await runGateway({
+const host: RuntimeHost = {
   env: Deno.env.toObject(),
   ensureDirectory: (path) => Deno.mkdirSync(path, { recursive: true }),
   async serve(fetch, { port, host }) {
@@ -24,4 +28,20 @@ await runGateway({
   },
   exit: (code) => Deno.exit(code),
   write: (line) => console.log(line),
-});
+  identity: {
+    host: Deno.hostname(),
+    pid: Deno.pid,
+    isAlive(pid) {
+      // Deno cannot send signal 0; on Linux a live process has a /proc entry.
+      try {
+        Deno.statSync(`/proc/${pid}`);
+        return true;
+      } catch {
+        return null;
+      }
+    },
+  },
+};
+
+if (Deno.args[0] === "doctor") Deno.exit(await runDoctor(host));
+else await runGateway(host);

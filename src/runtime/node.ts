@@ -1,10 +1,11 @@
 /** Node entry, through @hono/node-server: `npm run start:node`. */
 import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { runGateway } from "../boot.ts";
+import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
 
-await runGateway({
+const host: RuntimeHost = {
   env: process.env,
   ensureDirectory: (path) => mkdirSync(path, { recursive: true }),
   serve(fetch, { port, host }) {
@@ -22,4 +23,20 @@ await runGateway({
   },
   exit: (code) => process.exit(code),
   write: (line) => console.log(line),
-});
+  identity: {
+    host: hostname(),
+    pid: process.pid,
+    isAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        // EPERM: it exists but belongs to another user.
+        return (error as { code?: string }).code === "EPERM";
+      }
+    },
+  },
+};
+
+if (process.argv[2] === "doctor") process.exit(await runDoctor(host));
+else await runGateway(host);

@@ -29,6 +29,8 @@ export interface RequestOutcome {
  */
 export class RequestMeter {
   #finished: Promise<void> | null = null;
+  /** Funds held for this request; settled with its usage row. */
+  holdMicros = 0;
 
   constructor(
     private readonly writer: UsageWriter,
@@ -55,7 +57,7 @@ export class RequestMeter {
       channel_id: outcome.channelId,
       stream: this.facts.stream ? 1 : 0,
       created_at: this.facts.startedAt,
-    });
+    }, this.holdMicros);
     return this.#finished;
   }
 }

@@ -2,10 +2,13 @@ import type { Kysely } from "kysely";
 import type { Database, UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
-import { chargeAccount } from "../billing/charge-account.ts";
+import { settleHolds } from "../billing/settle-holds.ts";
+import { writeTransaction } from "../db/write-transaction.ts";
 
 interface Pending {
   row: UsageLogInsert;
+  /** Funds held for the request, released as its cost is charged. */
+  holdMicros: number;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -30,10 +33,10 @@ export class UsageWriter {
     private readonly log: Logger,
   ) {}
 
-  /** Queues one usage row; resolves when it is committed. */
-  record(row: UsageLogInsert): Promise<void> {
+  /** Queues one usage row and its settlement; resolves when both are committed. */
+  record(row: UsageLogInsert, holdMicros = 0): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ row, resolve, reject });
+      this.#queue.push({ row, holdMicros, resolve, reject });
       this.#schedule();
     });
   }
@@ -64,13 +67,20 @@ export class UsageWriter {
 
   async #write(batch: Pending[], touched: Map<string, number>): Promise<void> {
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await writeTransaction(this.db, async (trx) => {
         for (let i = 0; i < batch.length; i += ROWS_PER_STATEMENT) {
           await trx.insertInto("usage_logs").values(batch.slice(i, i + ROWS_PER_STATEMENT).map((p) => p.row)).execute();
         }
-        for (const { row } of batch) {
-          if (row.cost_micros > 0) await chargeAccount(trx, row.user_id, row.cost_micros, row.request_id, row.created_at);
-        }
+        await settleHolds(
+          trx,
+          batch.map(({ row, holdMicros }) => ({
+            userId: row.user_id,
+            requestId: row.request_id,
+            holdMicros,
+            costMicros: row.cost_micros,
+            at: row.created_at + row.latency_ms,
+          })),
+        );
         for (const [tokenId, time] of touched) {
           await trx.updateTable("tokens").set({ last_used: time }).where("id", "=", tokenId).execute();
         }

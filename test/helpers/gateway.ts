@@ -8,6 +8,7 @@ import { bootstrap } from "../../src/bootstrap.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { createApp } from "../../src/app.ts";
 import { silentLogger, type Logger } from "../../src/lib/logger.ts";
+import type { ProcessIdentity } from "../../src/billing/instance-registry.ts";
 
 /** A management key tests pass as GATEWAY_MANAGEMENT_KEY. */
 export const TEST_MANAGEMENT_KEY = "mk-gw-test-management-key-0123456789";
@@ -37,7 +38,12 @@ export interface TestGatewayOptions {
   now?: () => number;
   fetch?: typeof fetch;
   log?: Logger;
+  /** Keep the shipped default of refusing models without a price (tests of pricing itself). */
+  strictPricing?: boolean;
+  identity?: ProcessIdentity;
 }
+
+let nextFakePid = 1_000_000;
 
 /**
  * Starts the real app over real HTTP on loopback with a real database file in a temp folder,
@@ -54,7 +60,13 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const database = openDatabase(config.databaseUrl);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
-  const services = await createServices({ db: database.db, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger });
+  // Gateways in one test process must not take each other for a predecessor with the same pid.
+  const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
+  const services = await createServices({ db: database.db, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity });
+  // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
+  if (!options.strictPricing && !services.settings.current.allow_unpriced_models) {
+    await services.settings.save({ ...services.settings.current, allow_unpriced_models: true });
+  }
   const app = createApp(services);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch, idleTimeout: 0 });
   const url = `http://127.0.0.1:${server.port}`;

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { initial } from "./001-initial.ts";
+import { holds } from "./002-holds.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -11,4 +12,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, holds];

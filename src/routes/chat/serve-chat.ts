@@ -5,6 +5,8 @@ import type { Services } from "../../services.ts";
 import { RequestMeter } from "../../usage/request-meter.ts";
 import { assertModelUsable } from "../resolve-model.ts";
 import { servedHeaders, SSE_HEADERS } from "../response-headers.ts";
+import { estimateChatHold } from "../../billing/estimate-hold.ts";
+import { holdFunds, priceOrRefuse } from "../../billing/hold-funds.ts";
 
 /** How one caller format renders the canonical outcome. */
 export interface ChatFormat {
@@ -26,6 +28,7 @@ export async function serveChat(
 ): Promise<Response> {
   const principal = c.get("principal");
   assertModelUsable(services, principal, request.model, "chat");
+  const price = priceOrRefuse(services, request.model);
   const requestId = c.get("requestId");
   const meter = new RequestMeter(
     services.usage,
@@ -39,8 +42,9 @@ export async function serveChat(
       startedAt: services.now(),
     },
     services.now,
-    services.prices.get(request.model),
+    price,
   );
+  await holdFunds(services, meter, estimateChatHold(price, request));
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);

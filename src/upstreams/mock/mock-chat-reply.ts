@@ -1,6 +1,7 @@
 import type { ChatRequest, ContentPart, FinishReason, ToolDefinition } from "../../canonical/chat.ts";
 import { textOf } from "../../canonical/chat.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
+import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 
 /** What the mock model answers: deterministic in the request, so demos and tests can rely on it. */
 export interface MockReply {
@@ -35,15 +36,9 @@ function toolToCall(request: ChatRequest): ToolDefinition | undefined {
   return tools[0];
 }
 
-function promptText(request: ChatRequest): string {
-  return request.messages
-    .map((m) => m.parts.map((p) => (p.type === "text" ? p.text : p.type === "tool_result" ? p.content : p.type === "tool_call" ? p.arguments : "")).join(" "))
-    .join("\n");
-}
-
 /** The mock model's answer to a request. */
 export function mockChatReply(request: ChatRequest): MockReply {
-  const inputTokens = estimateTokens(promptText(request));
+  const inputTokens = estimatePromptTokens(request);
   const tool = toolToCall(request);
   if (tool) {
     const args = argumentsFor(tool);

@@ -1,0 +1,89 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { writeTransaction } from "../db/write-transaction.ts";
+import { newId } from "../lib/random-id.ts";
+
+/** What the runtime tells about this process, to recognise crashed siblings on one host. */
+export interface ProcessIdentity {
+  host: string;
+  pid: number;
+  /** Whether a process of this host is alive; null when the runtime cannot tell. */
+  isAlive(pid: number): boolean | null;
+}
+
+/** An instance whose heartbeat is older than this is taken for dead. */
+const STALE_AFTER_MS = 15_000;
+
+/**
+ * Registers this gateway process in the database with a heartbeat, and releases the holds of
+ * instances that died (killed, crashed): at start, and on every heartbeat after it. On one host
+ * a dead process is recognised at once by its pid; elsewhere by its stale heartbeat.
+ */
+export class InstanceRegistry {
+  readonly id = newId("inst");
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly identity: ProcessIdentity,
+    private readonly now: () => number,
+  ) {}
+
+  /** Records this instance as alive. */
+  async register(): Promise<void> {
+    const at = this.now();
+    await this.db
+      .insertInto("instances")
+      .values({ id: this.id, host: this.identity.host, pid: this.identity.pid, started_at: at, heartbeat_at: at })
+      .execute();
+  }
+
+  /** Refreshes this instance's heartbeat, then releases holds of dead instances. */
+  async heartbeat(): Promise<number> {
+    await this.db.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).execute();
+    return this.releaseOrphanedHolds();
+  }
+
+  /** Refunds every hold of a dead instance in full and forgets the instance; returns how many. */
+  async releaseOrphanedHolds(): Promise<number> {
+    const instances = await this.db.selectFrom("instances").selectAll().where("id", "!=", this.id).execute();
+    const orphanedBy = await this.db.selectFrom("holds").select("instance_id").where("instance_id", "!=", this.id).distinct().execute();
+    const known = new Map(instances.map((i) => [i.id, i]));
+    const dead = new Set<string>();
+    for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
+    for (const { instance_id } of orphanedBy) if (!known.has(instance_id)) dead.add(instance_id);
+    if (dead.size === 0) return 0;
+    return writeTransaction(this.db, async (trx) => {
+      const holds = await trx.selectFrom("holds").selectAll().where("instance_id", "in", [...dead]).execute();
+      const at = this.now();
+      for (const hold of holds) {
+        const user = await trx
+          .updateTable("users")
+          .set((eb) => ({ balance_micros: eb("balance_micros", "+", hold.amount_micros), updated_at: at }))
+          .where("id", "=", hold.user_id)
+          .returning("balance_micros")
+          .executeTakeFirst();
+        if (user) {
+          await trx
+            .insertInto("ledger")
+            .values({ user_id: hold.user_id, kind: "refund", amount_micros: hold.amount_micros, balance_after_micros: user.balance_micros, reference: hold.id, created_at: at })
+            .execute();
+        }
+        await trx.deleteFrom("holds").where("id", "=", hold.id).execute();
+      }
+      await trx.deleteFrom("instances").where("id", "in", [...dead]).execute();
+      return holds.length;
+    });
+  }
+
+  /** Removes this instance's record at a clean shutdown (its holds are all settled by then). */
+  async retire(): Promise<void> {
+    await this.db.deleteFrom("instances").where("id", "=", this.id).execute();
+  }
+
+  #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {
+    // On this host, a record with our own pid is a predecessor (pids repeat, e.g. pid 1 in a
+    // container), and a pid that is not running is dead now, whatever its heartbeat says.
+    if (instance.host === this.identity.host && (instance.pid === this.identity.pid || this.identity.isAlive(instance.pid) === false)) return true;
+    return this.now() - instance.heartbeat_at > STALE_AFTER_MS;
+  }
+}

@@ -1,0 +1,281 @@
+import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstream.ts";
+
+/**
+ * A loopback Anthropic upstream for tests: a real HTTP server (Bun.serve on 127.0.0.1,
+ * port 0) answering POST /v1/messages in Anthropic's wire format.
+ *
+ * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
+ * - it checks what the real API checks first: the path, `x-api-key` (when `apiKey` is
+ *   given), the `anthropic-version` header, and that `max_tokens` and `messages` are present,
+ *   answering Anthropic's own error bodies;
+ * - non-streaming answers come from test/fixtures/anthropic-message*.json;
+ * - streaming answers (`"stream": true`) replay a recorded SSE fixture
+ *   (test/fixtures/anthropic-*.sse, `event:` + `data:` lines) event by event;
+ * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
+ *   stream, or a `script` that answers the request itself.
+ */
+
+export interface AnthropicUpstreamBehavior {
+  /** HTTP status to answer with; anything but 2xx answers `errorBody` (default 200). */
+  status: number;
+  /** Error body for a non-2xx status; Anthropic's own body for the status otherwise. */
+  errorBody?: unknown;
+  /** Extra response headers (e.g. retry-after). */
+  headers?: Record<string, string>;
+  /** Waits this long before answering. */
+  delayMs: number;
+  /** Waits this long between two streamed events. */
+  chunkDelayMs: number;
+  /** Non-streaming body; default: the tools fixture when the request has tools, else the plain one. */
+  message?: unknown;
+  /** SSE fixture file name in test/fixtures; default: the tool-use stream when the request has tools. */
+  streamFixture?: string;
+  /** Stream only: "end" (a clean end of the body, the default) or "abort" (the connection drops). */
+  streamEnd: "end" | "abort";
+  /** Stream only: writes the fixture in pieces of this many bytes; 0 writes event by event. */
+  byteChunkSize: number;
+  /** Answers the request itself, replacing everything above (the header checks still run first). */
+  script?: (request: RecordedRequest) => Response | Promise<Response>;
+}
+
+export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehavior> {
+  /** When set, a request whose `x-api-key` differs gets Anthropic's 401. */
+  apiKey?: string;
+}
+
+export interface AnthropicUpstream {
+  /** Host root, as an `anthropic` channel's base_url, e.g. http://127.0.0.1:40123 */
+  url: string;
+  port: number;
+  /** Every request received, oldest first. */
+  requests: RecordedRequest[];
+  /** Changes the behaviour for the following requests (merged onto the defaults, not onto the previous call). */
+  setBehavior(behavior: Partial<AnthropicUpstreamBehavior>): void;
+  /** Clears the recorded requests. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const DEFAULTS: AnthropicUpstreamBehavior = { status: 200, delayMs: 0, chunkDelayMs: 0, streamEnd: "end", byteChunkSize: 0 };
+
+export const ANTHROPIC_PLAIN_FIXTURE = "anthropic-message.json";
+export const ANTHROPIC_TOOLS_FIXTURE = "anthropic-message-tools.json";
+export const ANTHROPIC_STREAM_FIXTURE = "anthropic-stream.sse";
+export const ANTHROPIC_TOOL_STREAM_FIXTURE = "anthropic-tool-stream.sse";
+
+/** The events of an Anthropic SSE fixture: `event` name and parsed `data`, in order. */
+export function anthropicFixtureEvents(name: string): { event: string; data: any }[] {
+  return readFixture(name)
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== "")
+    .map((block) => {
+      let event = "message";
+      const data: string[] = [];
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      return { event, data: JSON.parse(data.join("\n")) };
+    });
+}
+
+export interface AnthropicSummary {
+  text: string;
+  stopReason: string | null;
+  /** input_tokens as message_start (or the message) reports it; output_tokens from the last message_delta. */
+  usage: { input_tokens: number; output_tokens: number };
+  toolUses: { id: string; name: string; input: unknown }[];
+}
+
+/** What an Anthropic stream fixture says, computed from the file alone (independent of the gateway's code). */
+export function summarizeAnthropicStream(name: string): AnthropicSummary {
+  const summary: AnthropicSummary = { text: "", stopReason: null, usage: { input_tokens: 0, output_tokens: 0 }, toolUses: [] };
+  const json = new Map<number, { id: string; name: string; json: string }>();
+  for (const { data } of anthropicFixtureEvents(name)) {
+    switch (data.type) {
+      case "message_start":
+        summary.usage.input_tokens = data.message.usage.input_tokens;
+        summary.usage.output_tokens = data.message.usage.output_tokens;
+        break;
+      case "content_block_start":
+        if (data.content_block.type === "tool_use") json.set(data.index, { id: data.content_block.id, name: data.content_block.name, json: "" });
+        else if (data.content_block.type === "text") summary.text += data.content_block.text;
+        break;
+      case "content_block_delta":
+        if (data.delta.type === "text_delta") summary.text += data.delta.text;
+        else if (data.delta.type === "input_json_delta") json.get(data.index)!.json += data.delta.partial_json;
+        break;
+      case "message_delta":
+        summary.stopReason = data.delta.stop_reason;
+        if (data.usage?.output_tokens != null) summary.usage.output_tokens = data.usage.output_tokens;
+        if (data.usage?.input_tokens != null) summary.usage.input_tokens = data.usage.input_tokens;
+        break;
+    }
+  }
+  summary.toolUses = [...json.values()].map((t) => ({ id: t.id, name: t.name, input: JSON.parse(t.json) }));
+  return summary;
+}
+
+/** The same summary for a non-streaming message fixture. */
+export function summarizeAnthropicMessage(name: string): AnthropicSummary {
+  const message = jsonFixture(name);
+  return {
+    text: message.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""),
+    stopReason: message.stop_reason,
+    usage: { input_tokens: message.usage.input_tokens, output_tokens: message.usage.output_tokens },
+    toolUses: message.content.filter((b: any) => b.type === "tool_use").map((b: any) => ({ id: b.id, name: b.name, input: b.input })),
+  };
+}
+
+/** Anthropic's own error bodies for the usual statuses. */
+export function anthropicErrorBody(status: number, message?: string): unknown {
+  const [type, text] = ((): [string, string] => {
+    switch (status) {
+      case 400:
+        return ["invalid_request_error", "messages: text content blocks must be non-empty"];
+      case 401:
+        return ["authentication_error", "invalid x-api-key"];
+      case 403:
+        return ["permission_error", "Your API key does not have permission to use the specified resource."];
+      case 404:
+        return ["not_found_error", "model: claude-unknown"];
+      case 413:
+        return ["request_too_large", "Request exceeds the maximum allowed number of bytes."];
+      case 429:
+        return ["rate_limit_error", "This request would exceed the rate limit for your organization of 50 input tokens per minute."];
+      case 529:
+        return ["overloaded_error", "Overloaded"];
+      default:
+        return ["api_error", "Internal server error"];
+    }
+  })();
+  return { type: "error", error: { type, message: message ?? text }, request_id: "req_011CSHoEeqs5C35K2UUqR7Fy" };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function errorResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy", ...headers } });
+}
+
+/** An SSE response replaying `name` event by event (or in byte pieces). */
+function replayStream(name: string, behavior: AnthropicUpstreamBehavior): Response {
+  const encoder = new TextEncoder();
+  const text = readFixture(name);
+  let pieces: Uint8Array[];
+  if (behavior.byteChunkSize > 0) {
+    const bytes = encoder.encode(text);
+    pieces = [];
+    for (let i = 0; i < bytes.length; i += behavior.byteChunkSize) pieces.push(bytes.slice(i, i + behavior.byteChunkSize));
+  } else {
+    pieces = text
+      .split(/(?<=\n\n)/)
+      .filter((block) => block !== "")
+      .map((block) => encoder.encode(block));
+  }
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const piece of pieces) {
+        if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
+        else if (behavior.byteChunkSize > 0) await new Promise((resolve) => setImmediate(resolve));
+        controller.enqueue(piece);
+      }
+      if (behavior.streamEnd === "abort") {
+        await sleep(10);
+        controller.error();
+      } else {
+        controller.close();
+      }
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy",
+      ...behavior.headers,
+    },
+  });
+}
+
+/** Starts a loopback Anthropic upstream. */
+export async function startAnthropicUpstream(options: AnthropicUpstreamOptions = {}): Promise<AnthropicUpstream> {
+  const { apiKey, ...initial } = options;
+  let behavior: AnthropicUpstreamBehavior = { ...DEFAULTS, ...initial };
+  const requests: RecordedRequest[] = [];
+
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const rawBody = await req.text();
+      let body: any;
+      try {
+        body = rawBody ? JSON.parse(rawBody) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const headers: Record<string, string> = {};
+      req.headers.forEach((value, key) => {
+        headers[key.toLowerCase()] = value;
+      });
+      const recorded: RecordedRequest = { method: req.method, path: url.pathname, headers, body, rawBody };
+      requests.push(recorded);
+      const current = behavior;
+
+      if (current.delayMs > 0) await sleep(current.delayMs);
+      if (req.method !== "POST" || url.pathname !== "/v1/messages") {
+        return errorResponse(404, anthropicErrorBody(404, "Not Found"));
+      }
+      if (!headers["x-api-key"] && !headers.authorization) {
+        return errorResponse(401, anthropicErrorBody(401, "x-api-key header is required"));
+      }
+      if (apiKey !== undefined && headers["x-api-key"] !== apiKey) {
+        return errorResponse(401, anthropicErrorBody(401));
+      }
+      if (!headers["anthropic-version"]) {
+        return errorResponse(400, anthropicErrorBody(400, "anthropic-version: header is required"));
+      }
+      if (current.script) return current.script(recorded);
+      if (body === undefined || typeof body !== "object") {
+        return errorResponse(400, anthropicErrorBody(400, "There was an issue with your request body: it must be a JSON object."));
+      }
+      if (body.max_tokens === undefined) return errorResponse(400, anthropicErrorBody(400, "max_tokens: Field required"));
+      if (!Array.isArray(body.messages)) return errorResponse(400, anthropicErrorBody(400, "messages: Field required"));
+      if (body.messages.length === 0) return errorResponse(400, anthropicErrorBody(400, "messages: at least one message is required"));
+      for (const [i, message] of body.messages.entries()) {
+        if (message?.role !== "user" && message?.role !== "assistant") {
+          return errorResponse(400, anthropicErrorBody(400, `messages.${i}.role: Input should be 'user' or 'assistant'`));
+        }
+      }
+      if (current.status < 200 || current.status > 299) {
+        return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
+      }
+      const wantsTools = Array.isArray(body.tools) && body.tools.length > 0;
+      if (body.stream === true) {
+        return replayStream(current.streamFixture ?? (wantsTools ? ANTHROPIC_TOOL_STREAM_FIXTURE : ANTHROPIC_STREAM_FIXTURE), current);
+      }
+      const message = current.message ?? jsonFixture(wantsTools ? ANTHROPIC_TOOLS_FIXTURE : ANTHROPIC_PLAIN_FIXTURE);
+      return Response.json(message, { status: current.status, headers: { "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy", ...current.headers } });
+    },
+  });
+
+  const port = server.port!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    setBehavior(next) {
+      behavior = { ...DEFAULTS, ...next };
+    },
+    reset() {
+      requests.length = 0;
+    },
+    async close() {
+      await server.stop(true);
+    },
+  };
+}
