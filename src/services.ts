@@ -12,6 +12,7 @@ import { UsageWriter } from "./usage/usage-writer.ts";
 import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
 import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 import { HoldBatcher } from "./billing/hold-batcher.ts";
+import { RateLimiter } from "./limits/rate-limiter.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
@@ -36,6 +37,7 @@ export interface Services extends GatewayDeps {
   chat: ChatDispatcher;
   breaker: ChannelBreaker;
   holds: HoldBatcher;
+  rateLimiter: RateLimiter;
   instance: InstanceRegistry;
   changes: ChangeFeed;
   /** True once shutdown began: /ready answers 503. */
@@ -66,6 +68,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     breaker,
     instance,
     holds: new HoldBatcher(deps.db, () => instance.id, deps.log),
+    rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher({
       channels,
       breaker,

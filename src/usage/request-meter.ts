@@ -31,6 +31,8 @@ export class RequestMeter {
   #finished: Promise<void> | null = null;
   /** Funds held for this request; settled with its usage row. */
   holdMicros = 0;
+  /** Told the request's total tokens when it finishes (settles the tokens-per-minute reservation). */
+  onTokensUsed: ((tokens: number) => void) | undefined;
 
   constructor(
     private readonly writer: UsageWriter,
@@ -42,7 +44,9 @@ export class RequestMeter {
 
   /** Records the outcome; resolves once the row is committed. */
   finish(outcome: RequestOutcome): Promise<void> {
-    this.#finished ??= this.writer.record({
+    if (this.#finished) return this.#finished;
+    this.onTokensUsed?.(outcome.usage ? outcome.usage.inputTokens + outcome.usage.outputTokens : 0);
+    this.#finished = this.writer.record({
       id: newId("use"),
       request_id: this.facts.requestId,
       user_id: this.facts.userId,

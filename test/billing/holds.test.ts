@@ -17,7 +17,7 @@ const body = {
   max_tokens: 5,
   temperature: 0.7,
   top_p: 1,
-  messages: [{ role: "user", content: "please repeat after me a sentence that is long enough to be cut" }],
+  messages: [{ role: "user" as const, content: "please repeat after me a sentence that is long enough to be cut" }],
 };
 
 async function userWithBalance(usd: number, plan = "enterprise") {

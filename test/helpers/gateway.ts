@@ -63,6 +63,9 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   // Gateways in one test process must not take each other for a predecessor with the same pid.
   const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
   const services = await createServices({ db: database.db, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity });
+  // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
+  await database.db.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute();
+  await services.changes.bump();
   // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
   if (!options.strictPricing && !services.settings.current.allow_unpriced_models) {
     await services.settings.save({ ...services.settings.current, allow_unpriced_models: true });

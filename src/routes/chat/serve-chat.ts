@@ -5,7 +5,9 @@ import type { Services } from "../../services.ts";
 import { RequestMeter } from "../../usage/request-meter.ts";
 import { assertModelUsable } from "../resolve-model.ts";
 import { servedHeaders, SSE_HEADERS } from "../response-headers.ts";
-import { estimateChatHold } from "../../billing/estimate-hold.ts";
+import { estimateChatHold, HOLD_OUTPUT_TOKENS_WITHOUT_MAX } from "../../billing/estimate-hold.ts";
+import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
+import { limitsFor } from "../../limits/rate-limiter.ts";
 import { holdFunds, priceOrRefuse } from "../../billing/hold-funds.ts";
 
 /** How one caller format renders the canonical outcome. */
@@ -29,6 +31,11 @@ export async function serveChat(
   const principal = c.get("principal");
   assertModelUsable(services, principal, request.model, "chat");
   const price = priceOrRefuse(services, request.model);
+  const grant = services.rateLimiter.admit(
+    principal,
+    limitsFor(principal, services.settings.current),
+    estimatePromptTokens(request) + (request.params.maxTokens ?? HOLD_OUTPUT_TOKENS_WITHOUT_MAX),
+  );
   const requestId = c.get("requestId");
   const meter = new RequestMeter(
     services.usage,
@@ -44,13 +51,14 @@ export async function serveChat(
     services.now,
     price,
   );
+  meter.onTokensUsed = grant.settle;
   await holdFunds(services, meter, estimateChatHold(price, request));
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
-    return c.json(format.renderResponse(served.value, request.model) as object, 200, servedHeaders(served));
+    return c.json(format.renderResponse(served.value, request.model) as object, 200, { ...grant.headers, ...servedHeaders(served) });
   }
   const served = await services.chat.stream(request, meter, signal);
   const body = served.value.pipeThrough(format.renderStream(request.model, requestId)).pipeThrough(new TextEncoderStream());
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...servedHeaders(served), "x-request-id": requestId } });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...grant.headers, ...servedHeaders(served), "x-request-id": requestId } });
 }
