@@ -36,9 +36,17 @@ export interface SamplingParams {
   seed?: number;
 }
 
+/** The wire formats the gateway speaks on both sides. */
+export type WireFormat = "openai" | "anthropic" | "gemini";
+
 export interface ChatRequest {
   /** The public model ID the caller asked for. */
   model: string;
+  /**
+   * The caller's own body and its format. An upstream of the same format receives this body
+   * (model remapped), so fields the gateway does not know survive.
+   */
+  native?: { format: WireFormat; body: Record<string, unknown> };
   messages: ChatMessage[];
   params: SamplingParams;
   tools?: ToolDefinition[];
@@ -67,7 +75,8 @@ export interface ChatResponse {
 
 /** One event of a streamed response, in order: start, deltas, then usage and finish. */
 export type StreamPart =
-  | { type: "start"; id: string; model: string; created: number }
+  /** `inputTokens` when the upstream reports the prompt's size up front (Anthropic does). */
+  | { type: "start"; id: string; model: string; created: number; inputTokens?: number }
   | { type: "text-delta"; text: string }
   /** The first fragment of tool call `index`, with its id and name. */
   | { type: "tool-call-start"; index: number; id: string; name: string }

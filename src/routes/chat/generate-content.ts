@@ -25,7 +25,8 @@ export function generateContentRoutes(services: Services) {
       throw notFound(`Unknown endpoint: POST ${c.req.path}`);
     }
     const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
-    return serveChat(c, services, convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent"), {
+    const request = { ...convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent"), native: { format: "gemini" as const, body } };
+    return serveChat(c, services, request, {
       renderResponse: convertCanonicalToGeminiResponse,
       renderStream: (name, requestId) => partsToGeminiChunks(name, requestId),
     });

@@ -14,7 +14,8 @@ export function messagesRoutes(services: Services) {
   const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
   return new Hono<AppEnv>().post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
     const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
-    return serveChat(c, services, convertAnthropicRequestToCanonical(body), {
+    const request = { ...convertAnthropicRequestToCanonical(body), native: { format: "anthropic" as const, body } };
+    return serveChat(c, services, request, {
       renderResponse: convertCanonicalToAnthropicResponse,
       renderStream: (model, requestId) => partsToAnthropicEvents(model, requestId),
     });

@@ -51,7 +51,13 @@ export function anthropicEventsToParts(now: () => number): TransformStream<SseEv
       switch (event.type) {
         case "message_start":
           usage = { ...usage, ...event.message?.usage };
-          controller.enqueue({ type: "start", id: event.message?.id ?? "", model: event.message?.model ?? "", created: Math.floor(now() / 1000) });
+          controller.enqueue({
+            type: "start",
+            id: event.message?.id ?? "",
+            model: event.message?.model ?? "",
+            created: Math.floor(now() / 1000),
+            inputTokens: usageFromAnthropic(usage).inputTokens,
+          });
           break;
         case "content_block_start":
           if (event.content_block?.type === "tool_use") {
@@ -108,7 +114,7 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
   let started = false;
   const emit = (controller: TransformStreamDefaultController<string>, type: string, data: object) =>
     controller.enqueue(formatSseEvent(JSON.stringify({ type, ...data }), type));
-  const start = (controller: TransformStreamDefaultController<string>, id: string) => {
+  const start = (controller: TransformStreamDefaultController<string>, id: string, inputTokens = 0) => {
     if (started) return;
     started = true;
     emit(controller, "message_start", {
@@ -120,7 +126,7 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
         model,
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
+        usage: { input_tokens: inputTokens, output_tokens: 0 },
       },
     });
   };
@@ -134,7 +140,7 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
       if (part.type !== "start" && part.type !== "error") start(controller, "");
       switch (part.type) {
         case "start":
-          start(controller, part.id);
+          start(controller, part.id, part.inputTokens);
           break;
         case "text-delta":
           if (openBlock?.kind !== "text") {

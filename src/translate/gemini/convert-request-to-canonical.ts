@@ -6,24 +6,38 @@ import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
 type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
 
 /**
- * Gemini function calls may carry no id; the canonical form needs one to pair a call with
- * its result, so the function name stands in (Gemini pairs them by name too).
+ * Pairs function calls with their responses. Gemini may send ids on either, both or neither;
+ * a response without an id answers the oldest unanswered call of its name (as Gemini pairs
+ * them), and a call without an id is known by its name.
  */
-function callIdOf(call: { name: string; id?: string }): string {
-  return call.id ?? call.name;
+class CallPairing {
+  #unanswered = new Map<string, string[]>();
+
+  call(call: { name: string; id?: string }): string {
+    const id = call.id ?? call.name;
+    this.#unanswered.set(call.name, [...(this.#unanswered.get(call.name) ?? []), id]);
+    return id;
+  }
+
+  response(response: { name: string; id?: string }): string {
+    const queue = this.#unanswered.get(response.name) ?? [];
+    const id = response.id ?? queue[0] ?? response.name;
+    this.#unanswered.set(response.name, queue.filter((pending) => pending !== id));
+    return id;
+  }
 }
 
-function partOf(part: GeminiPart): ContentPart | null {
+function partOf(part: GeminiPart, pairing: CallPairing): ContentPart | null {
   if (v.is(TextPart, part)) return { type: "text", text: part.text };
   if (v.is(InlineDataPart, part)) return { type: "image", url: `data:${part.inlineData.mimeType};base64,${part.inlineData.data}` };
   if (v.is(FileDataPart, part)) return { type: "image", url: part.fileData.fileUri };
   if (v.is(FunctionCallPart, part)) {
     const call = part.functionCall;
-    return { type: "tool_call", id: callIdOf(call), name: call.name, arguments: JSON.stringify(call.args ?? {}) };
+    return { type: "tool_call", id: pairing.call(call), name: call.name, arguments: JSON.stringify(call.args ?? {}) };
   }
   if (v.is(FunctionResponsePart, part)) {
     const result = part.functionResponse;
-    return { type: "tool_result", toolCallId: callIdOf(result), content: JSON.stringify(result.response) };
+    return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response) };
   }
   return null;
 }
@@ -35,8 +49,9 @@ function messagesOf(body: GenerateContentRequest): ChatMessage[] {
     const text = typeof system === "string" ? system : system.parts.map((p) => p.text ?? "").join("\n");
     out.push({ role: "system", parts: [{ type: "text", text }] });
   }
+  const pairing = new CallPairing();
   for (const content of body.contents) {
-    const parts = content.parts.map(partOf).filter((p) => p !== null);
+    const parts = content.parts.map((part) => partOf(part, pairing)).filter((p) => p !== null);
     const results = parts.filter((p) => p.type === "tool_result");
     const rest = parts.filter((p) => p.type !== "tool_result");
     if (results.length > 0) out.push({ role: "tool", parts: results });

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
+import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson, readJson } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { parseSseStream } from "../../streams/sse.ts";
@@ -14,10 +15,17 @@ function headersOf(call: UpstreamCall): Record<string, string> {
   return { "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
 }
 
+/** Translated from canonical, with a same-format caller's own body laid over it, the model remapped. */
+function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
+  const body = convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings);
+  if (request.native?.format !== "anthropic") return body;
+  return { ...body, ...request.native.body, model: call.upstreamModel };
+}
+
 /** The Anthropic messages API at the channel's base URL (the host root). */
 export const anthropicChatAdapter: ChatAdapter = {
   async complete(request, call) {
-    const body = convertCanonicalToAnthropicRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
+    const body = bodyOf(request, call, false);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(AnthropicResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a message of an unexpected shape");
@@ -25,7 +33,7 @@ export const anthropicChatAdapter: ChatAdapter = {
   },
 
   async stream(request, call) {
-    const body = convertCanonicalToAnthropicRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
+    const body = bodyOf(request, call, true);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(anthropicEventsToParts(call.now));

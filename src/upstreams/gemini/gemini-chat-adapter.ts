@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
+import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson, readJson } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { parseSseStream } from "../../streams/sse.ts";
@@ -15,19 +16,40 @@ function headersOf(call: UpstreamCall): Record<string, string> {
   return call.channel.apiKey ? { "x-goog-api-key": call.channel.apiKey } : {};
 }
 
+/**
+ * Gemini answers a wrong API key with 400 (reason API_KEY_INVALID), not 401. That is the
+ * channel's fault, not the caller's: it is re-typed as a 401 so it fails over and shows as 502.
+ */
+async function post(call: UpstreamCall, url: string, body: unknown): Promise<Response> {
+  try {
+    return await postJson(call.fetch, url, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+  } catch (error) {
+    if (error instanceof UpstreamError && error.upstreamStatus === 400 && /API key not valid|API_KEY_INVALID/i.test(error.message)) {
+      throw new UpstreamError("status", "the channel's API key was rejected", 401);
+    }
+    throw error;
+  }
+}
+
+/** Translated from canonical, with a same-format caller's own body laid over it (the model is in the URL). */
+function bodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
+  const body = convertCanonicalToGeminiRequest(request, call.warnings);
+  return request.native?.format === "gemini" ? { ...body, ...request.native.body } : body;
+}
+
 /** The Gemini API (generativelanguage) at the channel's base URL (the host root). */
 export const geminiChatAdapter: ChatAdapter = {
   async complete(request, call) {
-    const body = convertCanonicalToGeminiRequest(request, call.warnings);
-    const response = await postJson(call.fetch, urlOf(call, "generateContent"), headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const body = bodyOf(request, call);
+    const response = await post(call, urlOf(call, "generateContent"), body);
     const parsed = v.safeParse(GeminiResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a response of an unexpected shape");
     return convertGeminiResponseToCanonical(parsed.output, call.now());
   },
 
   async stream(request, call) {
-    const body = convertCanonicalToGeminiRequest(request, call.warnings);
-    const response = await postJson(call.fetch, urlOf(call, "streamGenerateContent?alt=sse"), headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const body = bodyOf(request, call);
+    const response = await post(call, urlOf(call, "streamGenerateContent?alt=sse"), body);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(geminiChunksToParts(call.now));
   },

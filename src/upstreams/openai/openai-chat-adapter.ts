@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
+import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson, readJson } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { parseSseStream } from "../../streams/sse.ts";
@@ -11,10 +12,23 @@ function headersOf(call: UpstreamCall): Record<string, string> {
   return call.channel.apiKey ? { authorization: `Bearer ${call.channel.apiKey}` } : {};
 }
 
+/**
+ * The body to send: translated from canonical, with a same-format caller's own body laid over
+ * it (its exact values and unknown fields win), the model remapped, and usage always asked
+ * for on streams, since billing settles from it.
+ */
+function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
+  const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, call.warnings);
+  if (request.native?.format !== "openai") return body;
+  const merged: Record<string, unknown> = { ...body, ...request.native.body, model: call.upstreamModel };
+  if (stream) merged.stream_options = { ...(request.native.body.stream_options as object | undefined), include_usage: true };
+  return merged;
+}
+
 /** Any OpenAI-compatible chat-completions API at the channel's base URL (which includes /v1). */
 export const openAiChatAdapter: ChatAdapter = {
   async complete(request, call) {
-    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: false }, call.upstreamModel, call.warnings);
+    const body = bodyOf(request, call, false);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(OpenAiChatResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat completion of an unexpected shape");
@@ -22,7 +36,7 @@ export const openAiChatAdapter: ChatAdapter = {
   },
 
   async stream(request, call) {
-    const body = convertCanonicalToOpenAiChatRequest({ ...request, stream: true }, call.upstreamModel, call.warnings);
+    const body = bodyOf(request, call, true);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(openAiChunksToParts(call.now));
