@@ -6,8 +6,9 @@ import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstrea
  *
  * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
  * - it checks what the real API checks first: the path, `x-api-key` (when `apiKey` is
- *   given), the `anthropic-version` header, and that `max_tokens` and `messages` are present,
- *   answering Anthropic's own error bodies;
+ *   given), the `anthropic-version` header, that `max_tokens` and `messages` are present with
+ *   roles user/assistant, and that each tool_result answers a tool_use of the turn before
+ *   (and each tool_use is answered), answering Anthropic's own error bodies;
  * - non-streaming answers come from test/fixtures/anthropic-message*.json;
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
  *   (test/fixtures/anthropic-*.sse, `event:` + `data:` lines) event by event;
@@ -30,6 +31,8 @@ export interface AnthropicUpstreamBehavior {
   message?: unknown;
   /** SSE fixture file name in test/fixtures; default: the tool-use stream when the request has tools. */
   streamFixture?: string;
+  /** Stream only: replays just the first this-many events of the fixture (a stream cut short). */
+  cutAfterEvents?: number;
   /** Stream only: "end" (a clean end of the body, the default) or "abort" (the connection drops). */
   streamEnd: "end" | "abort";
   /** Stream only: writes the fixture in pieces of this many bytes; 0 writes event by event. */
@@ -161,7 +164,10 @@ function errorResponse(status: number, body: unknown, headers: Record<string, st
 /** An SSE response replaying `name` event by event (or in byte pieces). */
 function replayStream(name: string, behavior: AnthropicUpstreamBehavior): Response {
   const encoder = new TextEncoder();
-  const text = readFixture(name);
+  const events = readFixture(name)
+    .split(/(?<=\n\n)/)
+    .filter((block) => block !== "");
+  const text = events.slice(0, behavior.cutAfterEvents ?? events.length).join("");
   let pieces: Uint8Array[];
   if (behavior.byteChunkSize > 0) {
     const bytes = encoder.encode(text);
@@ -197,6 +203,38 @@ function replayStream(name: string, behavior: AnthropicUpstreamBehavior): Respon
       ...behavior.headers,
     },
   });
+}
+
+/**
+ * The tool pairing the real API enforces: every tool_use of an assistant turn is answered by
+ * a tool_result with its id in the very next user turn, and every tool_result answers a
+ * tool_use of the turn just before. Returns Anthropic's message for the first violation.
+ */
+export function toolPairingError(messages: any[]): string | null {
+  const blocks = (message: any): any[] => (Array.isArray(message?.content) ? message.content : []);
+  for (const [i, message] of messages.entries()) {
+    const results = blocks(message).filter((b) => b?.type === "tool_result");
+    if (results.length > 0) {
+      const previous = i > 0 && messages[i - 1].role === "assistant" ? blocks(messages[i - 1]) : [];
+      const ids = new Set(previous.filter((b) => b?.type === "tool_use").map((b) => b.id));
+      for (const result of results) {
+        if (!ids.has(result.tool_use_id)) {
+          return `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${result.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+        }
+      }
+    }
+    if (message.role === "assistant") {
+      const uses = blocks(message).filter((b) => b?.type === "tool_use");
+      if (uses.length > 0 && i + 1 < messages.length) {
+        const answered = new Set(blocks(messages[i + 1]).filter((b) => b?.type === "tool_result").map((b) => b.tool_use_id));
+        const missing = uses.filter((u) => !answered.has(u.id)).map((u) => u.id);
+        if (missing.length > 0) {
+          return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+        }
+      }
+    }
+  }
+  return null;
 }
 
 /** Starts a loopback Anthropic upstream. */
@@ -251,6 +289,8 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
           return errorResponse(400, anthropicErrorBody(400, `messages.${i}.role: Input should be 'user' or 'assistant'`));
         }
       }
+      const unpaired = toolPairingError(body.messages);
+      if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
       if (current.status < 200 || current.status > 299) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
       }

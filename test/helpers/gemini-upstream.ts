@@ -8,8 +8,9 @@ import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstrea
  * - every request is recorded (method, path, query, model, action, lower-cased headers, parsed body);
  * - it checks what the real API checks first: the path, the key (`x-goog-api-key` or `?key=`;
  *   a wrong one gets Gemini's real answer, a 400 API_KEY_INVALID), non-empty `contents` with
- *   roles user/model, and unknown field names at the top level and in generationConfig
- *   (Gemini rejects those with "Unknown name ... Cannot find field");
+ *   roles user/model, unknown field names at the top level and in generationConfig
+ *   (Gemini rejects those with "Unknown name ... Cannot find field"), and that a turn of
+ *   functionResponse parts follows a model turn with as many functionCall parts;
  * - non-streaming answers come from test/fixtures/gemini-generate-content*.json;
  * - :streamGenerateContent?alt=sse replays a recorded SSE fixture (test/fixtures/gemini-*.sse,
  *   `data: {GenerateContentResponse}` events separated by CRLF CRLF as Google sends them);
@@ -42,6 +43,8 @@ export interface GeminiUpstreamBehavior {
   response?: unknown;
   /** SSE fixture file name in test/fixtures; default: the function-call stream when the request declares functions. */
   streamFixture?: string;
+  /** Stream only: replays just the first this-many events of the fixture (a stream cut short). */
+  cutAfterEvents?: number;
   /** Stream only: "end" (a clean end of the body, the default) or "abort" (the connection drops). */
   streamEnd: "end" | "abort";
   /** Stream only: writes the fixture in pieces of this many bytes; 0 writes event by event. */
@@ -202,7 +205,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** An SSE response replaying `name` event by event (or in byte pieces). */
 function replayStream(name: string, behavior: GeminiUpstreamBehavior): Response {
   const encoder = new TextEncoder();
-  const text = readFixture(name);
+  const events = readFixture(name)
+    .split(/(?<=\r\n\r\n|\n\n)/)
+    .filter((block) => block !== "");
+  const text = events.slice(0, behavior.cutAfterEvents ?? events.length).join("");
   let pieces: Uint8Array[];
   if (behavior.byteChunkSize > 0) {
     const bytes = encoder.encode(text);
@@ -258,6 +264,21 @@ function validateBody(body: any): Response | null {
     }
     if (!Array.isArray(content?.parts) || content.parts.length === 0) {
       return Response.json(geminiErrorBody(400, "* GenerateContentRequest.contents.parts: contents.parts must not be empty.\n"), { status: 400 });
+    }
+  }
+  for (const [i, content] of body.contents.entries()) {
+    const responses = content.parts.filter((p: any) => p?.functionResponse).length;
+    if (responses === 0) continue;
+    const previous = i > 0 ? body.contents[i - 1] : undefined;
+    const calls = previous?.role === "model" ? previous.parts.filter((p: any) => p?.functionCall).length : 0;
+    if (calls === 0) {
+      return Response.json(geminiErrorBody(400, "Please ensure that function response turn comes immediately after a function call turn."), { status: 400 });
+    }
+    if (calls !== responses) {
+      return Response.json(
+        geminiErrorBody(400, "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."),
+        { status: 400 },
+      );
     }
   }
   return null;

@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import type { Content } from "@google/genai";
+import {
+  anthropicWeatherTool,
+  call,
+  CALLERS,
+  expectedOf,
+  flattenText,
+  genaiWeatherTool,
+  KINDS,
+  MODELS,
+  onlyRequest,
+  openAiWeatherTool,
+  REMOTE_KINDS,
+  startWorld,
+  type CallerName,
+  type KindName,
+  type RemoteKind,
+  type ToolCall,
+  type World,
+} from "./_support.ts";
+
+/**
+ * Issue 3 items 1 and 5, tool calling: every caller SDK against every upstream kind, plain
+ * and streamed. The call comes back with the upstream's function name and arguments (as an
+ * object), and a second turn carrying the tool result reaches the upstream in its own format
+ * (OpenAI role "tool" message, Anthropic tool_result block, Gemini functionResponse part),
+ * paired with the call it answers.
+ */
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(() => world.close());
+beforeEach(() => world.reset());
+
+const TOOL_FINISH: Record<CallerName, string> = { openai: "tool_calls", anthropic: "tool_use", genai: "STOP" };
+/** What the tool returns, as the caller sends it back. */
+const RESULT = { temperature: 18, conditions: "light rain" };
+
+/** The mock fills each required property with a placeholder: only `location` is required. */
+function expectMockCall(toolCall: ToolCall) {
+  expect(toolCall.name).toBe("get_weather");
+  expect(Object.keys(toolCall.args as object)).toEqual(["location"]);
+  expect(typeof (toolCall.args as any).location).toBe("string");
+}
+
+describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => {
+  describe.each(KINDS.map((k) => [k]))("upstream kind %s", (kind: KindName) => {
+    for (const mode of ["plain", "stream"] as const) {
+      test(`${mode}: the upstream's tool calls, names and arguments as objects`, async () => {
+        const outcome = await call[caller][mode](world, { model: MODELS[kind], prompt: "What is the weather in Paris?", tools: true });
+        expect(outcome.finish).toBe(TOOL_FINISH[caller]);
+        if (caller !== "genai") for (const toolCall of outcome.toolCalls) expect(toolCall.id).toBeTruthy();
+        if (caller !== "genai") expect(new Set(outcome.toolCalls.map((c) => c.id)).size).toBe(outcome.toolCalls.length);
+        if (kind === "mock") {
+          expect(outcome.toolCalls).toHaveLength(1);
+          return expectMockCall(outcome.toolCalls[0]!);
+        }
+        const expected = expectedOf(kind, mode, true);
+        expect(expected.tools.length).toBeGreaterThan(0);
+        expect(outcome.toolCalls.map((c) => ({ name: c.name, args: c.args }))).toEqual(expected.tools);
+        // The upstream was offered the tool in its own format.
+        const body = onlyRequest(world, kind).body;
+        if (kind === "openai") expect(body.tools[0].function.name).toBe("get_weather");
+        if (kind === "anthropic") expect(body.tools[0]).toMatchObject({ name: "get_weather", input_schema: { type: "object", required: ["location"] } });
+        if (kind === "gemini") expect(body.tools[0].functionDeclarations[0]).toMatchObject({ name: "get_weather", parameters: { required: ["location"] } });
+      });
+    }
+
+    if (caller === "openai") {
+      test("stream helper: finalChatCompletion() has the tool call", async () => {
+        const stream = world.openai.chat.completions.stream({
+          model: MODELS[kind],
+          messages: [{ role: "user", content: "What is the weather in Paris?" }],
+          tools: [openAiWeatherTool],
+        });
+        const final = await stream.finalChatCompletion();
+        expect(final.choices[0]!.finish_reason).toBe("tool_calls");
+        const calls = (final.choices[0]!.message.tool_calls ?? []).map((c: any) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) }));
+        if (kind === "mock") {
+          expect(calls).toHaveLength(1);
+          return expectMockCall(calls[0]!);
+        }
+        expect(calls).toEqual(expectedOf(kind, "stream", true).tools);
+      });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Second turn: the tool result goes back
+
+/** Checks the second request an upstream received carries the call and its result in that upstream's format. */
+function expectResultUpstream(kind: RemoteKind, body: any, expectedName: string) {
+  if (kind === "openai") {
+    const messages = body.messages as any[];
+    const tool = messages.at(-1);
+    expect(tool.role).toBe("tool");
+    expect(flattenText(tool.content)).toContain("light rain");
+    const assistant = messages.at(-2);
+    expect(assistant.role).toBe("assistant");
+    expect(assistant.tool_calls).toHaveLength(1);
+    expect(assistant.tool_calls[0].function.name).toBe(expectedName);
+    expect(typeof assistant.tool_calls[0].function.arguments).toBe("string");
+    // OpenAI rejects a tool message whose tool_call_id names no earlier call.
+    expect(tool.tool_call_id).toBe(assistant.tool_calls[0].id);
+  } else if (kind === "anthropic") {
+    const messages = body.messages as any[];
+    const user = messages.at(-1);
+    expect(user.role).toBe("user");
+    const result = user.content.find((b: any) => b.type === "tool_result");
+    expect(result).toBeDefined();
+    expect(flattenText(result.content)).toContain("light rain");
+    const assistant = messages.at(-2);
+    expect(assistant.role).toBe("assistant");
+    const use = assistant.content.find((b: any) => b.type === "tool_use");
+    expect(use.name).toBe(expectedName);
+    expect(typeof use.input).toBe("object");
+    // Anthropic rejects a tool_result whose tool_use_id is not the id of the preceding tool_use.
+    expect(result.tool_use_id).toBe(use.id);
+  } else {
+    const contents = body.contents as any[];
+    const user = contents.at(-1);
+    expect(user.role).toBe("user");
+    const response = user.parts.find((p: any) => p.functionResponse)?.functionResponse;
+    expect(response).toBeDefined();
+    expect(response.name).toBe(expectedName);
+    expect(typeof response.response).toBe("object");
+    expect(flattenText(response.response)).toContain("light rain");
+    const model = contents.at(-2);
+    expect(model.role).toBe("model");
+    const functionCall = model.parts.find((p: any) => p.functionCall)?.functionCall;
+    expect(functionCall.name).toBe(expectedName);
+    expect(typeof functionCall.args).toBe("object");
+  }
+}
+
+/** Runs turn one and turn two through `caller` against `kind`; returns the second answer's text. */
+const secondTurn: Record<CallerName, (model: string) => Promise<{ firstCall: ToolCall; text: string }>> = {
+  async openai(model) {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: "What is the weather in Paris?" }];
+    const first = await world.openai.chat.completions.create({ model, messages, tools: [openAiWeatherTool] });
+    const message = first.choices[0]!.message;
+    const toolCall = message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+    messages.push(message);
+    messages.push({ role: "tool", tool_call_id: toolCall.id, content: JSON.stringify(RESULT) });
+    const second = await world.openai.chat.completions.create({ model, messages, tools: [openAiWeatherTool] });
+    return { firstCall: { id: toolCall.id, name: toolCall.function.name, args: JSON.parse(toolCall.function.arguments) }, text: second.choices[0]!.message.content ?? "" };
+  },
+  async anthropic(model) {
+    const messages: Anthropic.MessageParam[] = [{ role: "user", content: "What is the weather in Paris?" }];
+    const first = await world.anthropic.messages.create({ model, max_tokens: 512, messages, tools: [anthropicWeatherTool] });
+    const use = first.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock;
+    messages.push({ role: "assistant", content: first.content });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: JSON.stringify(RESULT) }] });
+    const second = await world.anthropic.messages.create({ model, max_tokens: 512, messages, tools: [anthropicWeatherTool] });
+    return { firstCall: { id: use.id, name: use.name, args: use.input }, text: second.content.map((b) => (b.type === "text" ? b.text : "")).join("") };
+  },
+  async genai(model) {
+    // As Google's function-calling guide does it: the model's content back as is, then a
+    // functionResponse part naming the function.
+    const contents: Content[] = [{ role: "user", parts: [{ text: "What is the weather in Paris?" }] }];
+    const first = await world.genai.models.generateContent({ model, contents, config: { tools: [genaiWeatherTool] } });
+    const functionCall = first.functionCalls![0]!;
+    contents.push(first.candidates![0]!.content!);
+    contents.push({ role: "user", parts: [{ functionResponse: { name: functionCall.name!, response: RESULT } }] });
+    const second = await world.genai.models.generateContent({ model, contents, config: { tools: [genaiWeatherTool] } });
+    return {
+      firstCall: { id: functionCall.id, name: functionCall.name!, args: functionCall.args },
+      text: (second.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join(""),
+    };
+  },
+};
+
+describe.each(CALLERS.map((c) => [c]))("second turn with the tool result, caller SDK %s", (caller: CallerName) => {
+  test.each(REMOTE_KINDS.map((k) => [k]))("%s upstream receives the call and its result in its own format", async (kind) => {
+    const { firstCall } = await secondTurn[caller](MODELS[kind as RemoteKind]);
+    const requests = world.upstreams[kind as RemoteKind].requests;
+    expect(requests).toHaveLength(2);
+    expect(firstCall.name).toBe("get_weather");
+    expectResultUpstream(kind as RemoteKind, requests[1]!.body, "get_weather");
+  });
+
+  test("mock upstream: accepted, and the answer uses the tool result", async () => {
+    const { firstCall, text } = await secondTurn[caller](MODELS.mock);
+    expect(firstCall.name).toBe("get_weather");
+    // The mock answers a tool result by echoing it rather than calling the tool again.
+    expect(text).toContain("light rain");
+  });
+});
