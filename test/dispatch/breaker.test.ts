@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+
+let clock = Date.parse("2026-11-21T10:00:00Z");
+let gw: TestGateway;
+let flaky: OpenAiUpstream;
+let steady: OpenAiUpstream;
+let flakyId: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ now: () => clock, env: { GATEWAY_BREAKER_FAILURES: "3", GATEWAY_BREAKER_COOLDOWN_MS: "30000" } });
+  flaky = await startOpenAiUpstream({ status: 503 });
+  steady = await startOpenAiUpstream();
+  const high = await gw.admin("POST", "/v1/admin/channels", { name: "flaky", type: "openai", base_url: flaky.url, models: ["m"], priority: 10 });
+  await gw.admin("POST", "/v1/admin/channels", { name: "steady", type: "openai", base_url: steady.url, models: ["m"], priority: 0 });
+  flakyId = high.body.id;
+});
+afterAll(async () => {
+  await gw.close();
+  await flaky.close();
+  await steady.close();
+});
+
+const chat = () =>
+  gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
+
+async function flakyStatus(): Promise<string> {
+  const list = await gw.admin("GET", "/v1/admin/channels");
+  return list.body.channels.find((c: { id: string }) => c.id === flakyId).status;
+}
+
+test("a channel that fails 3 times in a row cools down, is skipped, and comes back after a successful probe", async () => {
+  for (let i = 0; i < 3; i++) {
+    const response = await chat();
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-gateway-attempts")).toBe("2");
+  }
+  expect(flaky.requests.length).toBe(3);
+  expect(await flakyStatus()).toBe("cooling");
+
+  // While cooling, requests go straight to the other channel.
+  const skipped = await chat();
+  expect(skipped.headers.get("x-gateway-attempts")).toBe("1");
+  expect(flaky.requests.length).toBe(3);
+
+  // After the cooldown one request probes it; the upstream has recovered.
+  flaky.setBehavior({ status: 200 });
+  clock += 30_001;
+  const probe = await chat();
+  expect(probe.status).toBe(200);
+  expect(probe.headers.get("x-gateway-channel")).toBe(flakyId);
+  expect(flaky.requests.length).toBe(4);
+  expect(await flakyStatus()).toBe("active");
+});
+
+test("a failed probe cools the channel again for twice as long; an admin's disabled is never undone", async () => {
+  flaky.setBehavior({ status: 500 });
+  for (let i = 0; i < 3; i++) await chat();
+  expect(await flakyStatus()).toBe("cooling");
+  clock += 30_001;
+  await chat(); // the probe fails
+  const probes = flaky.requests.length;
+  clock += 30_001; // not yet: the cooldown doubled to 60 s
+  await chat();
+  expect(flaky.requests.length).toBe(probes);
+  clock += 30_001;
+  flaky.setBehavior({ status: 200 });
+  await chat();
+  expect(flaky.requests.length).toBe(probes + 1);
+  expect(await flakyStatus()).toBe("active");
+
+  await gw.admin("PATCH", `/v1/admin/channels/${flakyId}`, { status: "disabled" });
+  clock += 600_000;
+  const response = await chat();
+  expect(response.headers.get("x-gateway-channel")).not.toBe(flakyId);
+  expect(await flakyStatus()).toBe("disabled");
+});
+
+test("when every channel of a model is cooling, the caller gets 503 unavailable", async () => {
+  await gw.admin("POST", "/v1/admin/channels", { name: "lonely", type: "openai", base_url: flaky.url, models: ["solo"] });
+  flaky.setBehavior({ status: 502 });
+  const ask = () =>
+    gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "solo", messages: [{ role: "user", content: "hi" }] }) });
+  for (let i = 0; i < 3; i++) expect((await ask()).status).toBe(502);
+  const response = await ask();
+  expect(response.status).toBe(503);
+  expect((await response.json()).error.type).toBe("unavailable");
+});
