@@ -37,8 +37,10 @@ export class ChatDispatcher {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;
     }
-    await meter.finish({ status: 200, usage: served.value.usage ?? estimateUsage(request, served.value), channelId: served.channel.id });
-    return served;
+    // Without reported usage the estimate is billed, and shown to the caller as the usage.
+    const usage = served.value.usage ?? estimateUsage(request, served.value);
+    await meter.finish({ status: 200, usage, channelId: served.channel.id });
+    return { ...served, value: { ...served.value, usage } };
   }
 
   /**
@@ -97,7 +99,7 @@ export class ChatDispatcher {
         });
         return { value, warnings: warnings.header() };
       },
-      { signal: deadline, breaker: this.deps.breaker },
+      { signal: deadline, clientSignal: signal, breaker: this.deps.breaker },
     );
     return { ...served, value: served.value.value, warnings: served.value.warnings };
   }

@@ -15,6 +15,8 @@ export interface Served<T> {
 interface FailoverOptions {
   /** Abort signal of the whole request (client gone or overall deadline). */
   signal: AbortSignal;
+  /** Aborted only when the client went away: not the channel's fault. */
+  clientSignal: AbortSignal;
   breaker: ChannelBreaker;
   /** Base of the jittered exponential backoff between attempts, in ms. */
   backoffMs?: number;
@@ -56,6 +58,10 @@ export async function withFailover<T>(
       breaker.succeeded(channel.id);
       return { value, channel, attempts };
     } catch (error) {
+      if (options.clientSignal.aborted) {
+        breaker.released(channel.id);
+        throw new GatewayError(499, "The client closed the request");
+      }
       if (!(error instanceof UpstreamError)) {
         breaker.released(channel.id);
         throw error;

@@ -9,6 +9,8 @@ export const ERROR_TYPES = {
   409: "conflict_error",
   413: "request_too_large",
   429: "rate_limit_error",
+  /** The client went away; only ever seen in usage rows, never sent. */
+  499: "client_closed_request",
   500: "server_error",
   502: "upstream_error",
   503: "unavailable",

@@ -44,8 +44,11 @@ export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): Rea
         controller.enqueue(result.value);
       },
       async cancel(reason) {
+        // Ended first: cancelling the reader settles a read still in flight as "done",
+        // which would otherwise be taken for a completed stream.
+        const ending = end("cancelled");
         await reader.cancel(reason).catch(() => {});
-        await end("cancelled");
+        await ending;
       },
     },
     { highWaterMark: 0 },

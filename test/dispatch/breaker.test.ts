@@ -87,3 +87,31 @@ test("when every channel of a model is cooling, the caller gets 503 unavailable"
   expect(response.status).toBe(503);
   expect((await response.json()).error.type).toBe("unavailable");
 });
+
+test("clients that hang up before the first byte do not count against the channel", async () => {
+  const slow = await startOpenAiUpstream({ delayMs: 300 });
+  const created = await gw.admin("POST", "/v1/admin/channels", { name: "slow", type: "openai", base_url: slow.url, models: ["slow-model"] });
+  for (let i = 0; i < 4; i++) {
+    const controller = new AbortController();
+    const pending = gw.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: bearer(gw.demoKey),
+      body: JSON.stringify({ model: "slow-model", messages: [{ role: "user", content: "hi" }] }),
+      signal: controller.signal,
+    });
+    await Bun.sleep(30);
+    controller.abort();
+    await pending.catch(() => {});
+  }
+  await Bun.sleep(50);
+  const list = await gw.admin("GET", "/v1/admin/channels");
+  expect(list.body.channels.find((c: { id: string }) => c.id === created.body.id).status).toBe("active");
+  slow.setBehavior({});
+  const served = await gw.fetch("/v1/chat/completions", {
+    method: "POST",
+    headers: bearer(gw.demoKey),
+    body: JSON.stringify({ model: "slow-model", messages: [{ role: "user", content: "hi" }] }),
+  });
+  expect(served.status).toBe(200);
+  await slow.close();
+});

@@ -1,0 +1,47 @@
+import { expect } from "bun:test";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { checkLedger } from "../../src/billing/check-ledger.ts";
+import { bearer, waitFor } from "./_support.ts";
+
+/** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
+
+/** A new enterprise account with `micros` of balance and a key. */
+export async function newAccount(gw: TestGateway, micros: number): Promise<{ id: string; key: string }> {
+  const user = await gw.admin("POST", "/v1/admin/users", { email: `b${crypto.randomUUID()}@example.test`, plan: "enterprise", balance: micros / 1e6 });
+  expect(user.status).toBe(201);
+  const token = await gw.admin("POST", "/v1/admin/tokens", { user_id: user.body.id, name: "k" });
+  expect(token.status).toBe(201);
+  return { id: user.body.id, key: token.body.key };
+}
+
+export function chat(gw: TestGateway, key: string, body: unknown): Promise<Response> {
+  return gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(key), body: JSON.stringify(body) });
+}
+
+/** The account's usage rows, oldest first (waits up to 2 s for `count` of them). */
+export async function usageRows(gw: TestGateway, userId: string, count = 1) {
+  return waitFor(
+    `${count} usage row(s)`,
+    async () => {
+      const rows = await gw.database.db.selectFrom("usage_logs").selectAll().where("user_id", "=", userId).orderBy("created_at").orderBy("id").execute();
+      return rows.length >= count ? rows : null;
+    },
+    2_000,
+  );
+}
+
+/** The ledger rows of one request (its `reference`), in order. */
+export function ledgerOf(gw: TestGateway, requestId: string) {
+  return gw.database.db.selectFrom("ledger").select(["kind", "amount_micros", "balance_after_micros"]).where("reference", "=", requestId).orderBy("id").execute();
+}
+
+export async function account(gw: TestGateway, userId: string) {
+  return gw.database.db.selectFrom("users").select(["balance_micros", "total_spent_micros"]).where("id", "=", userId).executeTakeFirstOrThrow();
+}
+
+/** Every account's ledger sums to its balance and no hold is open. */
+export async function expectBooksBalanced(gw: TestGateway): Promise<void> {
+  const report = await checkLedger(gw.database.db);
+  expect(report.problems).toEqual([]);
+  expect(report.openHolds).toBe(0);
+}
