@@ -173,3 +173,20 @@ describe("Idempotency-Key", () => {
     expect(await balanceOf(user.id)).toBe(1);
   });
 });
+
+describe("failing closed", () => {
+  test("with the database unavailable a top-up is a 503 and credits nothing", async () => {
+    const other = await startTestGateway();
+    const user = await other.admin("POST", "/v1/admin/users", { email: "closed@example.com", balance: 1 });
+    const path = `${other.dir}/gateway.db`;
+    await other.database.close();
+    const response = await other.admin("POST", "/v1/admin/topup", { user_id: user.body.id, amount: 5 });
+    expect(response.status).toBe(503);
+    expect(response.body.error.type).toBe("unavailable");
+    const { Database } = await import("bun:sqlite");
+    const check = new Database(path, { readonly: true });
+    expect(check.query("select balance_micros from users where id = ?").get(user.body.id)).toEqual({ balance_micros: 1_000_000 });
+    check.close();
+    await other.close().catch(() => {});
+  });
+});

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
-import { badRequest } from "../../errors/gateway-error.ts";
+import { badRequest, GatewayError } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
 import { topUp } from "../../accounts/top-up.ts";
@@ -21,13 +21,19 @@ export function adminTopUpRoutes(services: Services) {
     const key = c.req.header("idempotency-key");
     if (key !== undefined && (key.length === 0 || key.length > 255)) throw badRequest("Idempotency-Key must be 1 to 255 characters");
     const fingerprint = key === undefined ? undefined : await hashKey(JSON.stringify([body.user_id, body.amount, body.payment_method]));
-    const result = await topUp(services.db, {
-      userId: body.user_id,
-      amountMicros: body.amount,
-      paymentMethod: body.payment_method,
-      idempotency: key === undefined ? undefined : { key, fingerprint: fingerprint! },
-      now: services.now(),
-    });
-    return c.json(result);
+    try {
+      const result = await topUp(services.db, {
+        userId: body.user_id,
+        amountMicros: body.amount,
+        paymentMethod: body.payment_method,
+        idempotency: key === undefined ? undefined : { key, fingerprint: fingerprint! },
+        now: services.now(),
+      });
+      return c.json(result);
+    } catch (error) {
+      if (error instanceof GatewayError) throw error;
+      // Fails closed: the credit and its ledger row are one transaction, so nothing was applied.
+      throw new GatewayError(503, "The database is unavailable; nothing was credited. Retry with the same Idempotency-Key.");
+    }
   });
 }
