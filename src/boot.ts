@@ -52,6 +52,20 @@ function firstStartBanner(first: FirstStart, config: Config, port: number): stri
 }
 
 /**
+ * The command line: `doctor`, or (no argument) serve. A failure to start (bad configuration,
+ * port in use, a database newer than this code) is reported in one line, exit code 1.
+ */
+export async function main(host: RuntimeHost, args: readonly string[]): Promise<void> {
+  try {
+    if (args[0] === "doctor") host.exit(await runDoctor(host));
+    else await runGateway(host);
+  } catch (error) {
+    host.write(`gateway: failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    host.exit(1);
+  }
+}
+
+/**
  * `doctor`: checks that every account's ledger sums to its balance and that no hold is open,
  * after releasing the holds of dead instances. Prints a report; exit code 1 on any problem.
  */

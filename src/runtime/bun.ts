@@ -1,7 +1,7 @@
 /** Bun entry: `bun src/runtime/bun.ts`, and the compiled executable. */
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
-import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
+import { main, type RuntimeHost } from "../boot.ts";
 
 const host: RuntimeHost = {
   env: process.env,
@@ -30,5 +30,4 @@ const host: RuntimeHost = {
   },
 };
 
-if (process.argv[2] === "doctor") process.exit(await runDoctor(host));
-else await runGateway(host);
+await main(host, process.argv.slice(2));

@@ -1,5 +1,5 @@
 /** Deno entry: `deno task start`. */
-import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
+import { main, type RuntimeHost } from "../boot.ts";
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
@@ -43,5 +43,4 @@ const host: RuntimeHost = {
   },
 };
 
-if (Deno.args[0] === "doctor") Deno.exit(await runDoctor(host));
-else await runGateway(host);
+await main(host, Deno.args);

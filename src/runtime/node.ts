@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { runDoctor, runGateway, type RuntimeHost } from "../boot.ts";
+import { main, type RuntimeHost } from "../boot.ts";
 
 const host: RuntimeHost = {
   env: process.env,
@@ -38,5 +38,4 @@ const host: RuntimeHost = {
   },
 };
 
-if (process.argv[2] === "doctor") process.exit(await runDoctor(host));
-else await runGateway(host);
+await main(host, process.argv.slice(2));
