@@ -105,7 +105,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const first = await bootstrap(database.db, config, now());
   const services = await createServices({ db: database.db, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity });
   services.changes.start(config.cachePollMs);
-  const lastUsedTimer = setInterval(() => services.usage.flush().catch(() => {}), 5_000);
+  const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);
 
   const app = createApp(services);
@@ -128,7 +128,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     clearInterval(lastUsedTimer);
     clearInterval(heartbeatTimer);
     try {
-      await services.usage.flush();
+      await services.usage.flush(true);
       await services.instance.retire();
       await database.close();
     } catch (error) {

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
 import type { Logger } from "../lib/logger.ts";
+import { nextTurn } from "../lib/next-turn.ts";
 
 interface PendingHold {
   userId: string;
@@ -38,13 +39,13 @@ export class HoldBatcher {
       this.#queue.push({ userId, amountMicros, requestId, createdAt, resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
-        setTimeout(() => {
+        nextTurn(() => {
           this.#scheduled = false;
           const batch = this.#queue;
           this.#queue = [];
           // One batch at a time: they share the single connection anyway.
           this.#running = this.#running.then(() => this.#decide(batch));
-        }, 0);
+        });
       }
     });
   }

@@ -1,6 +1,7 @@
 import LibsqlDatabase from "libsql";
 import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import type { Database } from "./schema.ts";
+import { withStatementCache } from "./statement-cache.ts";
 
 /** An open database: the typed query builder and the means to close it. */
 export interface OpenDatabase {
@@ -35,7 +36,7 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
     native.exec("PRAGMA foreign_keys = ON");
   }
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: native as unknown as SqliteDatabase }),
+    dialect: new SqliteDialect({ database: withStatementCache(native as unknown as SqliteDatabase) }),
   });
   return { db, remote: localPath === null, close: () => db.destroy() };
 }

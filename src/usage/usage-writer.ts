@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database, UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
+import { nextTurn } from "../lib/next-turn.ts";
 import { settleHolds } from "../billing/settle-holds.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
 
@@ -20,7 +21,7 @@ const ROWS_PER_STATEMENT = 400;
  * Groups usage rows of concurrent requests, and the charges for them, into one transaction. `record` resolves once
  * the row is committed, so a route can hold the end of its response until then; the
  * flush runs on the next event-loop turn, so all rows queued in one turn share a commit.
- * Pending `last_used` times ride along in the same transaction.
+ * Pending `last_used` times are written by the periodic flush.
  */
 export class UsageWriter {
   #queue: Pending[] = [];
@@ -41,12 +42,15 @@ export class UsageWriter {
     });
   }
 
-  /** Writes everything queued (and pending last-used times) now. */
-  async flush(): Promise<void> {
+  /**
+   * Writes everything queued now. `withLastUsed` (the periodic flush and shutdown) also
+   * writes the pending last-used times, which would otherwise cost an UPDATE per batch.
+   */
+  async flush(withLastUsed = false): Promise<void> {
     while (this.#flushing) await this.#flushing;
     const batch = this.#queue;
     this.#queue = [];
-    const touched = this.lastUsed.drain();
+    const touched = withLastUsed ? this.lastUsed.drain() : new Map<string, number>();
     if (batch.length === 0 && touched.size === 0) return;
     this.#flushing = this.#write(batch, touched).finally(() => {
       this.#flushing = null;
@@ -57,12 +61,12 @@ export class UsageWriter {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setTimeout(() => {
+    nextTurn(() => {
       this.#scheduled = false;
       this.flush().catch(() => {});
       // Rows queued while a flush was running need a turn of their own.
       if (this.#queue.length > 0) this.#schedule();
-    }, 0);
+    });
   }
 
   async #write(batch: Pending[], touched: Map<string, number>): Promise<void> {

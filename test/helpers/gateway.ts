@@ -94,7 +94,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     async close({ keepFiles = false } = {}) {
       await server.stop(true);
       services.changes.stop();
-      await services.usage.flush();
+      await services.usage.flush(true);
       await database.close();
       if (!keepFiles && !options.dir) rmSync(dir, { recursive: true, force: true });
     },
