@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
+import { parseStreamEvent } from "../parse-stream-event.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 
@@ -36,18 +37,12 @@ export function anthropicEventsToParts(now: () => number): TransformStream<SseEv
   return new TransformStream<SseEvent, StreamPart>({
     transform(sse, controller) {
       if (stopped) return;
-      let parsed;
-      try {
-        parsed = v.safeParse(EventSchema, JSON.parse(sse.data));
-      } catch {
-        parsed = null;
-      }
-      if (!parsed?.success) {
+      const event = parseStreamEvent(EventSchema, sse.data);
+      if (!event) {
         stopped = true;
         controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
         return;
       }
-      const event = parsed.output;
       switch (event.type) {
         case "message_start":
           usage = { ...usage, ...event.message?.usage };

@@ -1,7 +1,7 @@
-import * as v from "valibot";
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
+import { parseStreamEvent } from "../parse-stream-event.ts";
 import { errorBody } from "../../errors/gateway-error.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
@@ -20,19 +20,12 @@ export function geminiChunksToParts(now: () => number): TransformStream<SseEvent
   return new TransformStream<SseEvent, StreamPart>({
     transform(event, controller) {
       if (failed) return;
-      let parsed;
-      try {
-        const json = JSON.parse(event.data) as { error?: unknown };
-        parsed = json.error === undefined ? v.safeParse(GeminiResponseSchema, json) : null;
-      } catch {
-        parsed = null;
-      }
-      if (!parsed?.success) {
+      const chunk = parseStreamEvent(GeminiResponseSchema, event.data);
+      if (!chunk) {
         failed = true;
         controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
         return;
       }
-      const chunk = parsed.output;
       if (!started) {
         started = true;
         controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000) });

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
+import { parseStreamEvent } from "../parse-stream-event.ts";
 import { errorBody } from "../../errors/gateway-error.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
@@ -36,7 +37,6 @@ const ChunkSchema = v.looseObject({
     ),
   ),
   usage: v.optional(v.nullable(OpenAiUsageSchema)),
-  error: v.optional(v.unknown()),
 });
 
 /**
@@ -54,21 +54,12 @@ export function openAiChunksToParts(now: () => number): TransformStream<SseEvent
         done = true;
         return;
       }
-      let json: unknown;
-      try {
-        json = JSON.parse(event.data);
-      } catch {
-        controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
+      const chunk = parseStreamEvent(ChunkSchema, event.data);
+      if (!chunk) {
+        controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
         done = true;
         return;
       }
-      const parsed = v.safeParse(ChunkSchema, json);
-      if (!parsed.success || parsed.output.error !== undefined) {
-        controller.enqueue({ type: "error", message: "upstream reported an error mid-stream" });
-        done = true;
-        return;
-      }
-      const chunk = parsed.output;
       if (!started) {
         started = true;
         controller.enqueue({ type: "start", id: chunk.id ?? "", model: chunk.model ?? "", created: chunk.created ?? Math.floor(now() / 1000) });

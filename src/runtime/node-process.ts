@@ -1,0 +1,30 @@
+/** The process-level half of a RuntimeHost on runtimes with Node's process API (Bun, Node). */
+import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
+import type { RuntimeHost } from "../boot.ts";
+
+/** Everything but `serve`, from Node's process, fs and os modules. */
+export function nodeProcessHost(): Omit<RuntimeHost, "serve"> {
+  return {
+    env: process.env,
+    ensureDirectory: (path) => mkdirSync(path, { recursive: true }),
+    onShutdownSignal(handler) {
+      for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => handler(signal));
+    },
+    exit: (code) => process.exit(code),
+    write: (line) => console.log(line),
+    identity: {
+      host: hostname(),
+      pid: process.pid,
+      isAlive(pid) {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch (error) {
+          // EPERM: it exists but belongs to another user.
+          return (error as { code?: string }).code === "EPERM";
+        }
+      },
+    },
+  };
+}
