@@ -31,7 +31,7 @@ const SCOPE = "topup";
 /**
  * Credits an account: balance, ledger row and idempotency record in one write transaction.
  * The same Idempotency-Key with the same body returns the first result and credits once;
- * with another body it is a 409. Fails closed: any database error means no credit.
+ * with another body it is a 409. Fails closed: a database error means no credit.
  */
 export async function topUp(db: Kysely<Database>, request: TopUpRequest): Promise<TopUpResult> {
   return writeTransaction(db, async (trx) => {

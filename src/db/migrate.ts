@@ -28,6 +28,7 @@ export async function migrate(
       // Re-checked inside the write transaction: another instance may have just applied it.
       const already = await trx.selectFrom("schema_migrations").select("id").where("id", "=", migration.id).executeTakeFirst();
       if (already) return;
+      // Migrations see an untyped database: they describe the schema these types come from.
       await migration.up(trx as unknown as Kysely<unknown>);
       await trx.insertInto("schema_migrations").values({ id: migration.id, applied_at: now() }).execute();
       ran.push(migration.id);

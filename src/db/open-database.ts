@@ -35,6 +35,8 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
     native.exec("PRAGMA synchronous = NORMAL");
     native.exec("PRAGMA foreign_keys = ON");
   }
+  // libsql's Database is better-sqlite3 compatible, the API Kysely's SQLite dialect drives,
+  // but its declared types differ in detail, hence the cast.
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(native as unknown as SqliteDatabase) }),
   });

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { DEFAULT_PRICES } from "./default-prices.ts";
-import { PRICE_FIELDS, priceFromRow, type Price } from "./price.ts";
+import { priceFromRow, priceToRow, type Price } from "./price.ts";
 
 /** Prices in memory: the shipped table overlaid with admin-set rows; reloaded on change. */
 export class PriceStore {
@@ -30,12 +30,11 @@ export class PriceStore {
 
   /** Stores a model's price, replacing the previous one. */
   async set(price: Price, now: number): Promise<void> {
-    const row: Record<string, string | number | null> = { model: price.model, mode: price.mode, updated_at: now };
-    for (const [, field, column] of PRICE_FIELDS) row[column] = price[field];
+    const row = priceToRow(price, now);
     await this.db
       .insertInto("prices")
-      .values(row as never)
-      .onConflict((oc) => oc.column("model").doUpdateSet(row as never))
+      .values(row)
+      .onConflict((oc) => oc.column("model").doUpdateSet(row))
       .execute();
     this.#byModel.set(price.model, price);
   }

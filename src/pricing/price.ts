@@ -33,9 +33,33 @@ export const PRICE_FIELDS = [
 
 /** Parses a stored row. */
 export function priceFromRow(row: PriceRow): Price {
-  const price: Price = { model: row.model, mode: row.mode as ModelMode } as Price;
-  for (const [, field, column] of PRICE_FIELDS) price[field] = row[column];
-  return price;
+  return {
+    model: row.model,
+    mode: row.mode as ModelMode,
+    inputPerMillion: row.input_per_million_micros,
+    outputPerMillion: row.output_per_million_micros,
+    cachedInputPerMillion: row.cached_input_per_million_micros,
+    perImage: row.per_image_micros,
+    per1kCharacters: row.per_1k_characters_micros,
+    perMinute: row.per_minute_micros,
+    per1kDocuments: row.per_1k_documents_micros,
+  };
+}
+
+/** The row that stores a price. */
+export function priceToRow(price: Price, updatedAt: number): PriceRow {
+  return {
+    model: price.model,
+    mode: price.mode,
+    input_per_million_micros: price.inputPerMillion,
+    output_per_million_micros: price.outputPerMillion,
+    cached_input_per_million_micros: price.cachedInputPerMillion,
+    per_image_micros: price.perImage,
+    per_1k_characters_micros: price.per1kCharacters,
+    per_minute_micros: price.perMinute,
+    per_1k_documents_micros: price.per1kDocuments,
+    updated_at: updatedAt,
+  };
 }
 
 /** The price record as the API shows it: USD numbers. */

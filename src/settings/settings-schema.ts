@@ -24,7 +24,7 @@ export const SettingsSchema = v.object({
 
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-/** What PATCH /v1/admin/settings accepts: any field, nested objects merged. */
+/** What PATCH /v1/admin/settings accepts: every field optional, nested objects merged. */
 export const SettingsPatchSchema = v.strictObject({
   system_name: v.optional(SettingsSchema.entries.system_name),
   features: v.optional(v.strictObject({

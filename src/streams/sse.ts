@@ -69,7 +69,7 @@ export function createSseParser(): TransformStream<string, SseEvent> {
   });
 }
 
-/** Bytes of a response body -> SSE events. */
+/** Bytes of a response body -> SSE events. (The DOM typings give the decoder a wider input type.) */
 export function parseSseStream(body: ReadableStream<Uint8Array>): ReadableStream<SseEvent> {
   return body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).pipeThrough(createSseParser());
 }
