@@ -1,4 +1,5 @@
 import { expect } from "bun:test";
+import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { bearer, type TestGateway } from "../helpers/gateway.ts";
 
 /** ISO 8601 UTC timestamp as Date#toISOString writes it (or with a zone offset). */
@@ -56,16 +57,12 @@ export function uniqueEmail(tag = "user"): string {
 }
 
 export async function createUser(gw: TestGateway, fields: Record<string, unknown> = {}): Promise<any> {
-  const response = await gw.admin("POST", "/v1/admin/users", { email: uniqueEmail(), ...fields });
-  expect(response.status).toBe(201);
-  return response.body;
+  return adminCreateUser(gw, { email: uniqueEmail(), ...fields });
 }
 
 /** Creates a token; the body includes `key`. */
 export async function createToken(gw: TestGateway, userId: string, fields: Record<string, unknown> = {}): Promise<any> {
-  const response = await gw.admin("POST", "/v1/admin/tokens", { user_id: userId, name: "test token", ...fields });
-  expect(response.status).toBe(201);
-  return response.body;
+  return adminCreateToken(gw, { user_id: userId, name: "test token", ...fields });
 }
 
 /** A user with a balance and an API key of theirs. */

@@ -4,6 +4,7 @@
  */
 import { expect } from "bun:test";
 import type { Logger } from "../../src/lib/logger.ts";
+import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
 
 /**
@@ -42,9 +43,8 @@ export function uniqueEmail(label = "user"): string {
  * with a balance, through the admin API. Returns its id.
  */
 export async function createUser(gw: TestGateway, balance = 10): Promise<string> {
-  const created = await gw.admin("POST", "/v1/admin/users", { email: uniqueEmail(), plan: "enterprise", balance });
-  expect(created.status).toBe(201);
-  return created.body.id as string;
+  const user = await adminCreateUser(gw, { email: uniqueEmail(), plan: "enterprise", balance });
+  return user.id as string;
 }
 
 export interface CreatedToken {
@@ -65,10 +65,9 @@ export async function createToken(
   if (fields.role !== undefined) body.role = fields.role;
   if (fields.expires_at !== undefined) body.expires_at = fields.expires_at;
   if (fields.models !== undefined) body.models = fields.models;
-  const created = await gw.admin("POST", "/v1/admin/tokens", body);
-  expect(created.status).toBe(201);
-  expect(typeof created.body.key).toBe("string");
-  return { userId, tokenId: created.body.id, key: created.body.key, body: created.body };
+  const created = await adminCreateToken(gw, body);
+  expect(typeof created.key).toBe("string");
+  return { userId, tokenId: created.id, key: created.key, body: created };
 }
 
 /** A JSON chat request body for the mock model. */
@@ -117,4 +116,4 @@ export function unknownApiKey(): string {
   return `sk-gw-${secret}`;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep } from "../helpers/common.ts";

@@ -1,17 +1,16 @@
 import { expect } from "bun:test";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
+import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { bearer, waitFor } from "./_support.ts";
 
 /** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
 
 /** A new enterprise account with `micros` of balance and a key. */
 export async function newAccount(gw: TestGateway, micros: number): Promise<{ id: string; key: string }> {
-  const user = await gw.admin("POST", "/v1/admin/users", { email: `b${crypto.randomUUID()}@example.test`, plan: "enterprise", balance: micros / 1e6 });
-  expect(user.status).toBe(201);
-  const token = await gw.admin("POST", "/v1/admin/tokens", { user_id: user.body.id, name: "k" });
-  expect(token.status).toBe(201);
-  return { id: user.body.id, key: token.body.key };
+  const user = await adminCreateUser(gw, { email: `b${crypto.randomUUID()}@example.test`, plan: "enterprise", balance: micros / 1e6 });
+  const token = await adminCreateToken(gw, { user_id: user.id, name: "k" });
+  return { id: user.id, key: token.key };
 }
 
 export function chat(gw: TestGateway, key: string, body: unknown): Promise<Response> {

@@ -1,6 +1,9 @@
 import { Database as SqliteReader } from "bun:sqlite";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { sleep } from "../helpers/common.ts";
+
+export { bearer, sleep } from "../helpers/common.ts";
 
 /**
  * Shared helpers of the billing tests: real gateway processes (`bun src/runtime/bun.ts`) on
@@ -12,8 +15,6 @@ export const REPO_ROOT = join(import.meta.dir, "..", "..");
 const ENTRY = join(REPO_ROOT, "src", "runtime", "bun.ts");
 /** The key given to every spawned process as GATEWAY_MANAGEMENT_KEY. */
 export const PROCESS_MANAGEMENT_KEY = "mk-billing-process-key-0123456789abcdef";
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns a truthy value; throws after `timeoutMs` with `what`. */
 export async function waitFor<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 5_000, everyMs = 25): Promise<NonNullable<T>> {
@@ -217,7 +218,3 @@ export function exactCostBody(model: string) {
   return { model, max_tokens: EXACT_MAX_TOKENS, messages: [{ role: "user", content: EXACT_PROMPT }] };
 }
 export const EXACT_COST_MICROS = costOf(estimate(EXACT_PROMPT), EXACT_MAX_TOKENS);
-
-export function bearer(key: string): Record<string, string> {
-  return { authorization: `Bearer ${key}`, "content-type": "application/json" };
-}

@@ -1,4 +1,4 @@
-import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstream.ts";
+import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
  * A loopback Anthropic upstream for tests: a real HTTP server (Bun.serve on 127.0.0.1,
@@ -13,32 +13,14 @@ import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstrea
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
  *   (test/fixtures/anthropic-*.sse, `event:` + `data:` lines) event by event;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
- *   stream, or a `script` that answers the request itself.
+ *   stream, or a `script` that answers the request itself (after the header checks).
+ *
+ * Recording, delays and the SSE replay live in loopback-upstream.ts.
  */
 
-export interface AnthropicUpstreamBehavior {
-  /** HTTP status to answer with; anything but 2xx answers `errorBody` (default 200). */
-  status: number;
-  /** Error body for a non-2xx status; Anthropic's own body for the status otherwise. */
-  errorBody?: unknown;
-  /** Extra response headers (e.g. retry-after). */
-  headers?: Record<string, string>;
-  /** Waits this long before answering. */
-  delayMs: number;
-  /** Waits this long between two streamed events. */
-  chunkDelayMs: number;
+export interface AnthropicUpstreamBehavior extends LoopbackBehavior {
   /** Non-streaming body; default: the tools fixture when the request has tools, else the plain one. */
   message?: unknown;
-  /** SSE fixture file name in test/fixtures; default: the tool-use stream when the request has tools. */
-  streamFixture?: string;
-  /** Stream only: replays just the first this-many events of the fixture (a stream cut short). */
-  cutAfterEvents?: number;
-  /** Stream only: "end" (a clean end of the body, the default) or "abort" (the connection drops). */
-  streamEnd: "end" | "abort";
-  /** Stream only: writes the fixture in pieces of this many bytes; 0 writes event by event. */
-  byteChunkSize: number;
-  /** Answers the request itself, replacing everything above (the header checks still run first). */
-  script?: (request: RecordedRequest) => Response | Promise<Response>;
 }
 
 export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehavior> {
@@ -46,40 +28,20 @@ export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehav
   apiKey?: string;
 }
 
-export interface AnthropicUpstream {
-  /** Host root, as an `anthropic` channel's base_url, e.g. http://127.0.0.1:40123 */
-  url: string;
-  port: number;
-  /** Every request received, oldest first. */
-  requests: RecordedRequest[];
-  /** Changes the behaviour for the following requests (merged onto the defaults, not onto the previous call). */
-  setBehavior(behavior: Partial<AnthropicUpstreamBehavior>): void;
-  /** Clears the recorded requests. */
-  reset(): void;
-  close(): Promise<void>;
-}
-
-const DEFAULTS: AnthropicUpstreamBehavior = { status: 200, delayMs: 0, chunkDelayMs: 0, streamEnd: "end", byteChunkSize: 0 };
+/** `url` is the host root, as an `anthropic` channel's base_url, e.g. http://127.0.0.1:40123 */
+export type AnthropicUpstream = LoopbackUpstream<RecordedRequest, AnthropicUpstreamBehavior>;
 
 export const ANTHROPIC_PLAIN_FIXTURE = "anthropic-message.json";
 export const ANTHROPIC_TOOLS_FIXTURE = "anthropic-message-tools.json";
 export const ANTHROPIC_STREAM_FIXTURE = "anthropic-stream.sse";
 export const ANTHROPIC_TOOL_STREAM_FIXTURE = "anthropic-tool-stream.sse";
 
+/** The request-id header (and error body field) every answer carries. */
+const REQUEST_ID = "req_011CSHoEeqs5C35K2UUqR7Fy";
+
 /** The events of an Anthropic SSE fixture: `event` name and parsed `data`, in order. */
 export function anthropicFixtureEvents(name: string): { event: string; data: any }[] {
-  return readFixture(name)
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      let event = "message";
-      const data: string[] = [];
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith("event:")) event = line.slice(6).trim();
-        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-      }
-      return { event, data: JSON.parse(data.join("\n")) };
-    });
+  return sseFixtureEvents(name).map(({ event, data }) => ({ event, data: JSON.parse(data) }));
 }
 
 export interface AnthropicSummary {
@@ -130,79 +92,27 @@ export function summarizeAnthropicMessage(name: string): AnthropicSummary {
   };
 }
 
+/** Anthropic's error type and message for the usual statuses. */
+const ERRORS: Record<number, [type: string, message: string]> = {
+  400: ["invalid_request_error", "messages: text content blocks must be non-empty"],
+  401: ["authentication_error", "invalid x-api-key"],
+  403: ["permission_error", "Your API key does not have permission to use the specified resource."],
+  404: ["not_found_error", "model: claude-unknown"],
+  413: ["request_too_large", "Request exceeds the maximum allowed number of bytes."],
+  429: ["rate_limit_error", "This request would exceed the rate limit for your organization of 50 input tokens per minute."],
+  529: ["overloaded_error", "Overloaded"],
+};
+
 /** Anthropic's own error bodies for the usual statuses. */
 export function anthropicErrorBody(status: number, message?: string): unknown {
-  const [type, text] = ((): [string, string] => {
-    switch (status) {
-      case 400:
-        return ["invalid_request_error", "messages: text content blocks must be non-empty"];
-      case 401:
-        return ["authentication_error", "invalid x-api-key"];
-      case 403:
-        return ["permission_error", "Your API key does not have permission to use the specified resource."];
-      case 404:
-        return ["not_found_error", "model: claude-unknown"];
-      case 413:
-        return ["request_too_large", "Request exceeds the maximum allowed number of bytes."];
-      case 429:
-        return ["rate_limit_error", "This request would exceed the rate limit for your organization of 50 input tokens per minute."];
-      case 529:
-        return ["overloaded_error", "Overloaded"];
-      default:
-        return ["api_error", "Internal server error"];
-    }
-  })();
-  return { type: "error", error: { type, message: message ?? text }, request_id: "req_011CSHoEeqs5C35K2UUqR7Fy" };
+  const [type, text] = ERRORS[status] ?? ["api_error", "Internal server error"];
+  return { type: "error", error: { type, message: message ?? text }, request_id: REQUEST_ID };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "request-id": REQUEST_ID };
 
 function errorResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy", ...headers } });
-}
-
-/** An SSE response replaying `name` event by event (or in byte pieces). */
-function replayStream(name: string, behavior: AnthropicUpstreamBehavior): Response {
-  const encoder = new TextEncoder();
-  const events = readFixture(name)
-    .split(/(?<=\n\n)/)
-    .filter((block) => block !== "");
-  const text = events.slice(0, behavior.cutAfterEvents ?? events.length).join("");
-  let pieces: Uint8Array[];
-  if (behavior.byteChunkSize > 0) {
-    const bytes = encoder.encode(text);
-    pieces = [];
-    for (let i = 0; i < bytes.length; i += behavior.byteChunkSize) pieces.push(bytes.slice(i, i + behavior.byteChunkSize));
-  } else {
-    pieces = text
-      .split(/(?<=\n\n)/)
-      .filter((block) => block !== "")
-      .map((block) => encoder.encode(block));
-  }
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for (const piece of pieces) {
-        if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
-        else if (behavior.byteChunkSize > 0) await new Promise((resolve) => setImmediate(resolve));
-        controller.enqueue(piece);
-      }
-      if (behavior.streamEnd === "abort") {
-        await sleep(10);
-        controller.error();
-      } else {
-        controller.close();
-      }
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy",
-      ...behavior.headers,
-    },
-  });
+  return Response.json(body, { status, headers: { "request-id": REQUEST_ID, ...headers } });
 }
 
 /**
@@ -240,32 +150,11 @@ export function toolPairingError(messages: any[]): string | null {
 /** Starts a loopback Anthropic upstream. */
 export async function startAnthropicUpstream(options: AnthropicUpstreamOptions = {}): Promise<AnthropicUpstream> {
   const { apiKey, ...initial } = options;
-  let behavior: AnthropicUpstreamBehavior = { ...DEFAULTS, ...initial };
-  const requests: RecordedRequest[] = [];
-
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const rawBody = await req.text();
-      let body: any;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      req.headers.forEach((value, key) => {
-        headers[key.toLowerCase()] = value;
-      });
-      const recorded: RecordedRequest = { method: req.method, path: url.pathname, headers, body, rawBody };
-      requests.push(recorded);
-      const current = behavior;
-
-      if (current.delayMs > 0) await sleep(current.delayMs);
-      if (req.method !== "POST" || url.pathname !== "/v1/messages") {
+  return startLoopbackUpstream<RecordedRequest, AnthropicUpstreamBehavior>({
+    initial,
+    answer(request, current) {
+      const { method, path, headers, body } = request;
+      if (method !== "POST" || path !== "/v1/messages") {
         return errorResponse(404, anthropicErrorBody(404, "Not Found"));
       }
       if (!headers["x-api-key"] && !headers.authorization) {
@@ -277,7 +166,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (!headers["anthropic-version"]) {
         return errorResponse(400, anthropicErrorBody(400, "anthropic-version: header is required"));
       }
-      if (current.script) return current.script(recorded);
+      if (current.script) return current.script(request);
       if (body === undefined || typeof body !== "object") {
         return errorResponse(400, anthropicErrorBody(400, "There was an issue with your request body: it must be a JSON object."));
       }
@@ -291,31 +180,15 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       }
       const unpaired = toolPairingError(body.messages);
       if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
-      if (current.status < 200 || current.status > 299) {
+      if (isErrorStatus(current.status)) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
       }
       const wantsTools = Array.isArray(body.tools) && body.tools.length > 0;
       if (body.stream === true) {
-        return replayStream(current.streamFixture ?? (wantsTools ? ANTHROPIC_TOOL_STREAM_FIXTURE : ANTHROPIC_STREAM_FIXTURE), current);
+        return replaySse(current.streamFixture ?? (wantsTools ? ANTHROPIC_TOOL_STREAM_FIXTURE : ANTHROPIC_STREAM_FIXTURE), current, SSE_HEADERS);
       }
       const message = current.message ?? jsonFixture(wantsTools ? ANTHROPIC_TOOLS_FIXTURE : ANTHROPIC_PLAIN_FIXTURE);
-      return Response.json(message, { status: current.status, headers: { "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy", ...current.headers } });
+      return Response.json(message, { status: current.status, headers: { "request-id": REQUEST_ID, ...current.headers } });
     },
   });
-
-  const port = server.port!;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    setBehavior(next) {
-      behavior = { ...DEFAULTS, ...next };
-    },
-    reset() {
-      requests.length = 0;
-    },
-    async close() {
-      await server.stop(true);
-    },
-  };
 }

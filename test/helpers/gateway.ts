@@ -10,6 +10,8 @@ import { createApp } from "../../src/app.ts";
 import { silentLogger, type Logger } from "../../src/lib/logger.ts";
 import type { ProcessIdentity } from "../../src/billing/instance-registry.ts";
 
+export { bearer } from "./common.ts";
+
 /** A management key tests pass as GATEWAY_MANAGEMENT_KEY. */
 export const TEST_MANAGEMENT_KEY = "mk-gw-test-management-key-0123456789";
 
@@ -100,9 +102,4 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
   };
   return gw;
-}
-
-/** JSON headers with a Bearer key. */
-export function bearer(key: string): Record<string, string> {
-  return { authorization: `Bearer ${key}`, "content-type": "application/json" };
 }

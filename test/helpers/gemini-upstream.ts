@@ -1,4 +1,4 @@
-import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstream.ts";
+import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
  * A loopback Gemini API (generativelanguage) upstream for tests: a real HTTP server
@@ -16,7 +16,9 @@ import { jsonFixture, readFixture, type RecordedRequest } from "./openai-upstrea
  *   `data: {GenerateContentResponse}` events separated by CRLF CRLF as Google sends them);
  *   without `alt=sse` it answers the fixture's chunks as one JSON array, as the real API does;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
- *   stream, or a `script` that answers the request itself.
+ *   stream, or a `script` that answers the request itself (after the path and key checks).
+ *
+ * Recording, delays and the SSE replay live in loopback-upstream.ts.
  */
 
 export interface GeminiRecordedRequest extends RecordedRequest {
@@ -28,29 +30,9 @@ export interface GeminiRecordedRequest extends RecordedRequest {
   action: string | null;
 }
 
-export interface GeminiUpstreamBehavior {
-  /** HTTP status to answer with; anything but 2xx answers `errorBody` (default 200). */
-  status: number;
-  /** Error body for a non-2xx status; Gemini's own body for the status otherwise. */
-  errorBody?: unknown;
-  /** Extra response headers (e.g. retry-after). */
-  headers?: Record<string, string>;
-  /** Waits this long before answering. */
-  delayMs: number;
-  /** Waits this long between two streamed events. */
-  chunkDelayMs: number;
+export interface GeminiUpstreamBehavior extends LoopbackBehavior<GeminiRecordedRequest> {
   /** Non-streaming body; default: the tools fixture when the request declares functions, else the plain one. */
   response?: unknown;
-  /** SSE fixture file name in test/fixtures; default: the function-call stream when the request declares functions. */
-  streamFixture?: string;
-  /** Stream only: replays just the first this-many events of the fixture (a stream cut short). */
-  cutAfterEvents?: number;
-  /** Stream only: "end" (a clean end of the body, the default) or "abort" (the connection drops). */
-  streamEnd: "end" | "abort";
-  /** Stream only: writes the fixture in pieces of this many bytes; 0 writes event by event. */
-  byteChunkSize: number;
-  /** Answers the request itself, replacing everything above (the path and key checks still run first). */
-  script?: (request: GeminiRecordedRequest) => Response | Promise<Response>;
 }
 
 export interface GeminiUpstreamOptions extends Partial<GeminiUpstreamBehavior> {
@@ -58,20 +40,8 @@ export interface GeminiUpstreamOptions extends Partial<GeminiUpstreamBehavior> {
   apiKey?: string;
 }
 
-export interface GeminiUpstream {
-  /** Host root, as a `gemini` channel's base_url, e.g. http://127.0.0.1:40123 */
-  url: string;
-  port: number;
-  /** Every request received, oldest first. */
-  requests: GeminiRecordedRequest[];
-  /** Changes the behaviour for the following requests (merged onto the defaults, not onto the previous call). */
-  setBehavior(behavior: Partial<GeminiUpstreamBehavior>): void;
-  /** Clears the recorded requests. */
-  reset(): void;
-  close(): Promise<void>;
-}
-
-const DEFAULTS: GeminiUpstreamBehavior = { status: 200, delayMs: 0, chunkDelayMs: 0, streamEnd: "end", byteChunkSize: 0 };
+/** `url` is the host root, as a `gemini` channel's base_url, e.g. http://127.0.0.1:40123 */
+export type GeminiUpstream = LoopbackUpstream<GeminiRecordedRequest, GeminiUpstreamBehavior>;
 
 export const GEMINI_PLAIN_FIXTURE = "gemini-generate-content.json";
 export const GEMINI_TOOLS_FIXTURE = "gemini-generate-content-tools.json";
@@ -95,18 +65,7 @@ const GENERATION_CONFIG_FIELDS = new Set(
 
 /** The `data` JSON objects of a Gemini SSE fixture, in order (any newline style). */
 export function geminiFixtureChunks(name: string): any[] {
-  return readFixture(name)
-    .split(/\r\n\r\n|\n\n|\r\r/)
-    .filter((block) => block.trim() !== "")
-    .map((block) =>
-      JSON.parse(
-        block
-          .split(/\r\n|\n|\r/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n"),
-      ),
-    );
+  return sseFixtureEvents(name).map((event) => JSON.parse(event.data));
 }
 
 export interface GeminiSummary {
@@ -200,46 +159,7 @@ function unknownFieldBody(path: string, name: string): unknown {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** An SSE response replaying `name` event by event (or in byte pieces). */
-function replayStream(name: string, behavior: GeminiUpstreamBehavior): Response {
-  const encoder = new TextEncoder();
-  const events = readFixture(name)
-    .split(/(?<=\r\n\r\n|\n\n)/)
-    .filter((block) => block !== "");
-  const text = events.slice(0, behavior.cutAfterEvents ?? events.length).join("");
-  let pieces: Uint8Array[];
-  if (behavior.byteChunkSize > 0) {
-    const bytes = encoder.encode(text);
-    pieces = [];
-    for (let i = 0; i < bytes.length; i += behavior.byteChunkSize) pieces.push(bytes.slice(i, i + behavior.byteChunkSize));
-  } else {
-    pieces = text
-      .split(/(?<=\r\n\r\n|\n\n)/)
-      .filter((block) => block !== "")
-      .map((block) => encoder.encode(block));
-  }
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for (const piece of pieces) {
-        if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
-        else if (behavior.byteChunkSize > 0) await new Promise((resolve) => setImmediate(resolve));
-        controller.enqueue(piece);
-      }
-      if (behavior.streamEnd === "abort") {
-        await sleep(10);
-        controller.error();
-      } else {
-        controller.close();
-      }
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: { "content-type": "text/event-stream", "x-content-type-options": "nosniff", ...behavior.headers },
-  });
-}
+const SSE_HEADERS = { "content-type": "text/event-stream", "x-content-type-options": "nosniff" };
 
 /** Field-name checks Gemini applies to a request body; a Response for the first violation. */
 function validateBody(body: any): Response | null {
@@ -284,84 +204,44 @@ function validateBody(body: any): Response | null {
   return null;
 }
 
+/** The request as recorded, with Gemini's query, model and action. */
+function recordGemini(request: RecordedRequest, url: URL): GeminiRecordedRequest {
+  const query: Record<string, string> = {};
+  url.searchParams.forEach((value, key) => {
+    query[key] = value;
+  });
+  const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+  return { ...request, query, model: match ? decodeURIComponent(match[1]!) : null, action: match ? match[2]! : null };
+}
+
 /** Starts a loopback Gemini upstream. */
 export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): Promise<GeminiUpstream> {
   const { apiKey, ...initial } = options;
-  let behavior: GeminiUpstreamBehavior = { ...DEFAULTS, ...initial };
-  const requests: GeminiRecordedRequest[] = [];
-
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const rawBody = await req.text();
-      let body: any;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      req.headers.forEach((value, key) => {
-        headers[key.toLowerCase()] = value;
-      });
-      const query: Record<string, string> = {};
-      url.searchParams.forEach((value, key) => {
-        query[key] = value;
-      });
-      const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
-      const recorded: GeminiRecordedRequest = {
-        method: req.method,
-        path: url.pathname,
-        query,
-        model: match ? decodeURIComponent(match[1]!) : null,
-        action: match ? match[2]! : null,
-        headers,
-        body,
-        rawBody,
-      };
-      requests.push(recorded);
-      const current = behavior;
-
-      if (current.delayMs > 0) await sleep(current.delayMs);
-      if (req.method !== "POST" || !match) {
-        return Response.json(geminiErrorBody(404, `Requested entity was not found: ${req.method} ${url.pathname}`), { status: 404 });
+  return startLoopbackUpstream<GeminiRecordedRequest, GeminiUpstreamBehavior>({
+    initial,
+    record: recordGemini,
+    answer(request, current) {
+      const { method, path, headers, query, body } = request;
+      if (method !== "POST" || request.action === null) {
+        return Response.json(geminiErrorBody(404, `Requested entity was not found: ${method} ${path}`), { status: 404 });
       }
       const key = headers["x-goog-api-key"] ?? query.key;
       if (!key) return Response.json(geminiErrorBody(403), { status: 403 });
       if (apiKey !== undefined && key !== apiKey) return Response.json(geminiInvalidKeyBody(), { status: 400 });
-      if (current.script) return current.script(recorded);
+      if (current.script) return current.script(request);
       const invalid = validateBody(body);
       if (invalid) return invalid;
-      if (current.status < 200 || current.status > 299) {
+      if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? geminiErrorBody(current.status), { status: current.status, headers: current.headers });
       }
       const wantsTools = Array.isArray(body.tools) && body.tools.some((t: any) => (t.functionDeclarations ?? t.function_declarations)?.length > 0);
-      if (recorded.action === "streamGenerateContent") {
+      if (request.action === "streamGenerateContent") {
         const fixture = current.streamFixture ?? (wantsTools ? GEMINI_TOOL_STREAM_FIXTURE : GEMINI_STREAM_FIXTURE);
-        if (query.alt === "sse") return replayStream(fixture, current);
+        if (query.alt === "sse") return replaySse(fixture, current, SSE_HEADERS);
         return Response.json(geminiFixtureChunks(fixture), { headers: current.headers });
       }
       const response = current.response ?? jsonFixture(wantsTools ? GEMINI_TOOLS_FIXTURE : GEMINI_PLAIN_FIXTURE);
       return Response.json(response, { status: current.status, headers: current.headers });
     },
   });
-
-  const port = server.port!;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    setBehavior(next) {
-      behavior = { ...DEFAULTS, ...next };
-    },
-    reset() {
-      requests.length = 0;
-    },
-    async close() {
-      await server.stop(true);
-    },
-  };
 }

@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
  * A loopback OpenAI-compatible upstream for tests: a real HTTP server (Bun.serve on
@@ -9,81 +8,24 @@ import { join } from "node:path";
  * - non-streaming answers come from test/fixtures/openai-chat-completion*.json;
  * - streaming answers replay a recorded SSE fixture (test/fixtures/*.sse) event by event;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
- *   stream, or a `script` that answers the request itself.
+ *   stream, or a `script` that answers the request itself (before the path check).
+ *
+ * Recording, delays and the SSE replay live in loopback-upstream.ts.
  */
 
-export const FIXTURES_DIR = join(import.meta.dir, "..", "fixtures");
+export { FIXTURES_DIR, jsonFixture, readFixture, type RecordedRequest } from "./loopback-upstream.ts";
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  /** Header names lower-cased. */
-  headers: Record<string, string>;
-  /** The parsed JSON body (undefined if it was not JSON). */
-  body: any;
-  rawBody: string;
-}
-
-export interface UpstreamBehavior {
-  /** HTTP status to answer with; anything but 2xx answers `errorBody` (default 200). */
-  status: number;
-  /** Error body for a non-2xx status; an OpenAI-shaped default for the status otherwise. */
-  errorBody?: unknown;
-  /** Extra response headers (e.g. retry-after). */
-  headers?: Record<string, string>;
-  /** Waits this long before answering. */
-  delayMs: number;
-  /** Waits this long between two streamed events. */
-  chunkDelayMs: number;
+export interface UpstreamBehavior extends LoopbackBehavior {
   /** Non-streaming body; default: the tools fixture when the request has tools, else the plain one. */
   completion?: unknown;
-  /** SSE fixture file name in test/fixtures; default: the tool-call stream when the request has tools. */
-  streamFixture?: string;
-  /**
-   * Stream only: after replaying the fixture, how the connection ends: "end" (a clean end of the
-   * body, the default) or "abort" (the body errors, dropping the connection mid-response).
-   */
-  streamEnd: "end" | "abort";
-  /**
-   * Stream only: writes the fixture in pieces of this many bytes (splitting multi-byte UTF-8
-   * characters and lines), yielding to the event loop between pieces; 0 writes event by event.
-   */
-  byteChunkSize: number;
-  /** Answers the request itself, replacing everything above. */
-  script?: (request: RecordedRequest) => Response | Promise<Response>;
 }
 
-export interface OpenAiUpstream {
-  /** Base URL including /v1, as a channel's base_url, e.g. http://127.0.0.1:40123/v1 */
-  url: string;
-  port: number;
-  /** Every request received, oldest first. */
-  requests: RecordedRequest[];
-  /** Changes the behaviour for the following requests (merged onto the defaults, not onto the previous call). */
-  setBehavior(behavior: Partial<UpstreamBehavior>): void;
-  /** Clears the recorded requests. */
-  reset(): void;
-  close(): Promise<void>;
-}
-
-const DEFAULTS: UpstreamBehavior = { status: 200, delayMs: 0, chunkDelayMs: 0, streamEnd: "end", byteChunkSize: 0 };
-
-export function readFixture(name: string): string {
-  return readFileSync(join(FIXTURES_DIR, name), "utf8");
-}
+/** `url` is the base URL including /v1, as a channel's base_url, e.g. http://127.0.0.1:40123/v1 */
+export type OpenAiUpstream = LoopbackUpstream<RecordedRequest, UpstreamBehavior>;
 
 /** The events of an SSE fixture, as the `data` strings, split on blank lines. */
 export function fixtureEvents(name: string): string[] {
-  return readFixture(name)
-    .split(/\n\n/)
-    .filter((block) => block.trim() !== "")
-    .map((block) =>
-      block
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""))
-        .join("\n"),
-    );
+  return sseFixtureEvents(name).map((event) => event.data);
 }
 
 export interface FixtureSummary {
@@ -116,11 +58,6 @@ export function summarizeStreamFixture(name: string): FixtureSummary {
   return summary;
 }
 
-/** The parsed JSON fixture. */
-export function jsonFixture(name: string): any {
-  return JSON.parse(readFixture(name));
-}
-
 /** OpenAI's own error bodies for the usual statuses. */
 export function openAiErrorBody(status: number): unknown {
   switch (status) {
@@ -135,104 +72,30 @@ export function openAiErrorBody(status: number): unknown {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** An SSE response replaying `name` event by event. */
-function replayStream(name: string, behavior: UpstreamBehavior): Response {
-  const encoder = new TextEncoder();
-  const text = readFixture(name);
-  let pieces: Uint8Array[];
-  if (behavior.byteChunkSize > 0) {
-    const bytes = encoder.encode(text);
-    pieces = [];
-    for (let i = 0; i < bytes.length; i += behavior.byteChunkSize) pieces.push(bytes.slice(i, i + behavior.byteChunkSize));
-  } else {
-    pieces = text
-      .split(/(?<=\n\n)/)
-      .filter((block) => block !== "")
-      .map((block) => encoder.encode(block));
-  }
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for (const piece of pieces) {
-        if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
-        else if (behavior.byteChunkSize > 0) await new Promise((resolve) => setImmediate(resolve));
-        controller.enqueue(piece);
-      }
-      if (behavior.streamEnd === "abort") {
-        await sleep(10);
-        // No reason given: Bun then drops the connection without logging an error.
-        controller.error();
-      } else {
-        controller.close();
-      }
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...behavior.headers },
-  });
-}
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Starts a loopback OpenAI-compatible upstream. */
 export async function startOpenAiUpstream(initial: Partial<UpstreamBehavior> = {}): Promise<OpenAiUpstream> {
-  let behavior: UpstreamBehavior = { ...DEFAULTS, ...initial };
-  const requests: RecordedRequest[] = [];
-
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 0,
-    async fetch(req) {
-      const url = new URL(req.url);
-      const rawBody = await req.text();
-      let body: any;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
+  return startLoopbackUpstream<RecordedRequest, UpstreamBehavior>({
+    initial,
+    basePath: "/v1",
+    answer(request, current) {
+      if (current.script) return current.script(request);
+      const { method, path, body } = request;
+      if (method !== "POST" || path !== "/v1/chat/completions") {
+        return Response.json({ error: { message: `Invalid URL (${method} ${path})`, type: "invalid_request_error", param: null, code: null } }, { status: 404 });
       }
-      const headers: Record<string, string> = {};
-      req.headers.forEach((value, key) => {
-        headers[key.toLowerCase()] = value;
-      });
-      const recorded: RecordedRequest = { method: req.method, path: url.pathname, headers, body, rawBody };
-      requests.push(recorded);
-      const current = behavior;
-
-      if (current.delayMs > 0) await sleep(current.delayMs);
-      if (current.script) return current.script(recorded);
-
-      if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") {
-        return Response.json({ error: { message: `Invalid URL (${req.method} ${url.pathname})`, type: "invalid_request_error", param: null, code: null } }, { status: 404 });
-      }
-      if (current.status < 200 || current.status > 299) {
+      if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? openAiErrorBody(current.status), { status: current.status, headers: current.headers });
       }
       const wantsTools = Array.isArray(body?.tools) && body.tools.length > 0;
       if (body?.stream === true) {
-        return replayStream(current.streamFixture ?? (wantsTools ? "openai-chat-tool-stream.sse" : "openai-chat-stream.sse"), current);
+        return replaySse(current.streamFixture ?? (wantsTools ? "openai-chat-tool-stream.sse" : "openai-chat-stream.sse"), current, SSE_HEADERS);
       }
       const completion = current.completion ?? jsonFixture(wantsTools ? "openai-chat-completion-tools.json" : "openai-chat-completion.json");
       return Response.json(completion, { status: current.status, headers: current.headers });
     },
   });
-
-  const port = server.port!;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    setBehavior(next) {
-      behavior = { ...DEFAULTS, ...next };
-    },
-    reset() {
-      requests.length = 0;
-    },
-    async close() {
-      await server.stop(true);
-    },
-  };
 }
 
 /** A loopback base URL nothing listens on (a server was bound to the port, then closed). */

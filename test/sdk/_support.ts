@@ -2,6 +2,7 @@ import { expect } from "bun:test";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, Type, type GenerateContentResponse } from "@google/genai";
+import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { jsonFixture, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import {
@@ -68,12 +69,10 @@ let emailCounter = 0;
 
 /** A user (plan, balance) and an API key of theirs; `token` fields go to POST /v1/admin/tokens. */
 export async function createUserKey(gw: TestGateway, user: Record<string, unknown>, token: Record<string, unknown> = {}): Promise<{ userId: string; key: string }> {
-  const created = await gw.admin("POST", "/v1/admin/users", { email: `sdk-${++emailCounter}-${crypto.randomUUID().slice(0, 8)}@example.test`, ...user });
-  expect(created.status).toBe(201);
-  const issued = await gw.admin("POST", "/v1/admin/tokens", { user_id: created.body.id, name: "sdk test key", ...token });
-  expect(issued.status).toBe(201);
-  expect(typeof issued.body.key).toBe("string");
-  return { userId: created.body.id, key: issued.body.key };
+  const created = await adminCreateUser(gw, { email: `sdk-${++emailCounter}-${crypto.randomUUID().slice(0, 8)}@example.test`, ...user });
+  const issued = await adminCreateToken(gw, { user_id: created.id, name: "sdk test key", ...token });
+  expect(typeof issued.key).toBe("string");
+  return { userId: created.id, key: issued.key };
 }
 
 export async function createChannel(gw: TestGateway, fields: Record<string, unknown>): Promise<string> {
