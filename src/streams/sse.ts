@@ -1,3 +1,5 @@
+import { errorBody } from "../errors/gateway-error.ts";
+
 /** One Server-Sent Event: its `event` name (default "message"), data lines joined by "\n". */
 export interface SseEvent {
   event: string;
@@ -72,6 +74,11 @@ export function createSseParser(): TransformStream<string, SseEvent> {
 /** Bytes of a response body -> SSE events. (The DOM typings give the decoder a wider input type.) */
 export function parseSseStream(body: ReadableStream<Uint8Array>): ReadableStream<SseEvent> {
   return body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).pipeThrough(createSseParser());
+}
+
+/** The spec's error body as one SSE event: how a stream that already began reports a failure. */
+export function formatErrorEvent(message: string): string {
+  return formatSseEvent(JSON.stringify(errorBody(502, message)));
 }
 
 /** Serialises one event: `event:` when named, then `data:` lines, then a blank line. */

@@ -5,8 +5,8 @@ import type { Services } from "../../services.ts";
 import { RequestMeter } from "../../usage/request-meter.ts";
 import { assertModelUsable } from "../resolve-model.ts";
 import { servedHeaders, SSE_HEADERS } from "../response-headers.ts";
-import { estimateChatHold, HOLD_OUTPUT_TOKENS_WITHOUT_MAX } from "../../billing/estimate-hold.ts";
-import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
+import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
+import { computeChatCost } from "../../billing/compute-cost.ts";
 import { limitsFor } from "../../limits/rate-limiter.ts";
 import { holdFunds, priceOrRefuse } from "../../billing/hold-funds.ts";
 
@@ -31,10 +31,11 @@ export async function serveChat(
   const principal = c.get("principal");
   assertModelUsable(services, principal, request.model, "chat");
   const price = priceOrRefuse(services, request.model);
+  const maxUsage = estimateMaxUsage(request);
   const grant = services.rateLimiter.admit(
     principal,
     limitsFor(principal, services.settings.current),
-    estimatePromptTokens(request) + (request.params.maxTokens ?? HOLD_OUTPUT_TOKENS_WITHOUT_MAX),
+    maxUsage.inputTokens + maxUsage.outputTokens,
   );
   const requestId = c.get("requestId");
   const meter = new RequestMeter(
@@ -52,7 +53,7 @@ export async function serveChat(
     price,
   );
   meter.onTokensUsed = grant.settle;
-  await holdFunds(services, meter, estimateChatHold(price, request));
+  await holdFunds(services, meter, computeChatCost(price, maxUsage));
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);

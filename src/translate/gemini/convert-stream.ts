@@ -1,8 +1,7 @@
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
-import { formatSseEvent } from "../../streams/sse.ts";
+import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import { parseStreamEvent } from "../parse-stream-event.ts";
-import { errorBody } from "../../errors/gateway-error.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
 import { contentOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
@@ -106,7 +105,7 @@ export function partsToGeminiChunks(model: string, fallbackId: string): Transfor
           break;
         case "error":
           failed = true;
-          controller.enqueue(formatSseEvent(JSON.stringify(errorBody(502, part.message))));
+          controller.enqueue(formatErrorEvent(part.message));
           break;
       }
     },

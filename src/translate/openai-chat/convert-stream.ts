@@ -1,9 +1,8 @@
 import * as v from "valibot";
 import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
-import { formatSseEvent } from "../../streams/sse.ts";
+import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import { parseStreamEvent } from "../parse-stream-event.ts";
-import { errorBody } from "../../errors/gateway-error.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 
@@ -143,7 +142,7 @@ export function partsToOpenAiChunks(options: ChunkEncoderOptions): TransformStre
           break;
         case "error":
           failed = true;
-          controller.enqueue(formatSseEvent(JSON.stringify(errorBody(502, part.message))));
+          controller.enqueue(formatErrorEvent(part.message));
           break;
       }
     },
