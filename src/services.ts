@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/schema.ts";
+import type { SyncSql } from "./db/sync-sql.ts";
 import type { Logger } from "./lib/logger.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LastUsedTracker } from "./auth/last-used.ts";
@@ -18,6 +19,8 @@ import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-regis
 /** What the gateway is given from outside: injected so tests pass their own. */
 export interface GatewayDeps {
   db: Kysely<Database>;
+  /** Prepared statements on the database's connection, for billing's batch writes. */
+  sql: SyncSql;
   config: Config;
   now: () => number;
   fetch: typeof fetch;
@@ -64,10 +67,10 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     settings,
     channels,
     prices,
-    usage: new UsageWriter(deps.db, lastUsed, deps.log),
+    usage: new UsageWriter(deps.db, deps.sql, lastUsed, deps.log),
     breaker,
     instance,
-    holds: new HoldBatcher(deps.db, () => instance.id, deps.log),
+    holds: new HoldBatcher(deps.db, deps.sql, () => instance.id, deps.log),
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher({
       channels,

@@ -1,8 +1,9 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { writeTransaction } from "../db/write-transaction.ts";
+import { syncWriteTransaction, type SyncSql } from "../db/sync-sql.ts";
 import type { Logger } from "../lib/logger.ts";
 import { nextTurn } from "../lib/next-turn.ts";
+import { DEBIT_BALANCE, INSERT_HOLD, INSERT_LEDGER, SELECT_BALANCE } from "./billing-sql.ts";
 
 interface PendingHold {
   userId: string;
@@ -13,14 +14,12 @@ interface PendingHold {
   reject(error: unknown): void;
 }
 
-/** Rows per multi-row INSERT, well under SQLite's bound-parameter limit. */
-const ROWS_PER_STATEMENT = 300;
 
 /**
  * Takes holds on account balances before upstream calls. Holds requested in one event-loop
  * turn are decided in one write transaction (BEGIN IMMEDIATE, so correct across processes
  * sharing the database): balances are read, each hold granted in arrival order while the
- * balance covers it, then one UPDATE per account and multi-row ledger and hold inserts.
+ * balance covers it, with its ledger and hold rows, then one UPDATE per account.
  */
 export class HoldBatcher {
   #queue: PendingHold[] = [];
@@ -29,6 +28,7 @@ export class HoldBatcher {
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly sql: SyncSql,
     private readonly instanceId: () => string,
     private readonly log: Logger,
   ) {}
@@ -52,7 +52,7 @@ export class HoldBatcher {
 
   async #decide(batch: PendingHold[]): Promise<void> {
     try {
-      const granted = await writeTransaction(this.db, (trx) => this.#write(trx, batch));
+      const granted = await syncWriteTransaction(this.db, this.sql, (sql) => this.#write(sql, batch));
       batch.forEach((pending, i) => pending.resolve(granted[i]!));
     } catch (error) {
       this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
@@ -60,30 +60,24 @@ export class HoldBatcher {
     }
   }
 
-  async #write(trx: Kysely<Database>, batch: PendingHold[]): Promise<boolean[]> {
-    const userIds = [...new Set(batch.map((p) => p.userId))];
-    const rows = await trx.selectFrom("users").select(["id", "balance_micros"]).where("id", "in", userIds).execute();
-    const balance = new Map(rows.map((r) => [r.id, r.balance_micros]));
+  #write(sql: SyncSql, batch: PendingHold[]): boolean[] {
+    const balance = new Map<string, number | undefined>();
     const held = new Map<string, number>();
-    const ledger: { user_id: string; kind: "hold"; amount_micros: number; balance_after_micros: number; reference: string; created_at: number }[] = [];
-    const holds: { id: string; user_id: string; amount_micros: number; instance_id: string; created_at: number }[] = [];
+    const instanceId = this.instanceId();
     const granted = batch.map((pending) => {
+      if (!balance.has(pending.userId)) {
+        balance.set(pending.userId, sql.get<{ balance_micros: number }>(SELECT_BALANCE, [pending.userId])?.balance_micros);
+      }
       const available = balance.get(pending.userId);
       if (available === undefined || available < pending.amountMicros) return false;
       const after = available - pending.amountMicros;
       balance.set(pending.userId, after);
       held.set(pending.userId, (held.get(pending.userId) ?? 0) + pending.amountMicros);
-      ledger.push({ user_id: pending.userId, kind: "hold", amount_micros: -pending.amountMicros, balance_after_micros: after, reference: pending.requestId, created_at: pending.createdAt });
-      holds.push({ id: pending.requestId, user_id: pending.userId, amount_micros: pending.amountMicros, instance_id: this.instanceId(), created_at: pending.createdAt });
+      sql.run(INSERT_LEDGER, [pending.userId, "hold", -pending.amountMicros, after, pending.requestId, pending.createdAt]);
+      sql.run(INSERT_HOLD, [pending.requestId, pending.userId, pending.amountMicros, instanceId, pending.createdAt]);
       return true;
     });
-    for (const [userId, amount] of held) {
-      await trx.updateTable("users").set((eb) => ({ balance_micros: eb("balance_micros", "-", amount) })).where("id", "=", userId).execute();
-    }
-    for (let i = 0; i < ledger.length; i += ROWS_PER_STATEMENT) {
-      await trx.insertInto("ledger").values(ledger.slice(i, i + ROWS_PER_STATEMENT)).execute();
-      await trx.insertInto("holds").values(holds.slice(i, i + ROWS_PER_STATEMENT)).execute();
-    }
+    for (const [userId, amount] of held) sql.run(DEBIT_BALANCE, [amount, userId]);
     return granted;
   }
 }

@@ -2,10 +2,13 @@ import LibsqlDatabase from "libsql";
 import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";
+import { syncSqlOver, type SyncSql } from "./sync-sql.ts";
 
 /** An open database: the typed query builder and the means to close it. */
 export interface OpenDatabase {
   db: Kysely<Database>;
+  /** Prepared statements on the same connection, for the billing hot path. */
+  sql: SyncSql;
   /** Whether the URL names a remote libSQL server (sqld, Turso) rather than a local file. */
   remote: boolean;
   close(): Promise<void>;
@@ -37,8 +40,7 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
   }
   // libsql's Database is better-sqlite3 compatible, the API Kysely's SQLite dialect drives,
   // but its declared types differ in detail, hence the cast.
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(native as unknown as SqliteDatabase) }),
-  });
-  return { db, remote: localPath === null, close: () => db.destroy() };
+  const statements = withStatementCache(native as unknown as SqliteDatabase);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  return { db, sql: syncSqlOver(statements), remote: localPath === null, close: () => db.destroy() };
 }

@@ -4,7 +4,8 @@ import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { settleHolds } from "../billing/settle-holds.ts";
-import { writeTransaction } from "../db/write-transaction.ts";
+import { syncWriteTransaction, type SyncSql } from "../db/sync-sql.ts";
+import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
 
 interface Pending {
   row: UsageLogInsert;
@@ -13,9 +14,6 @@ interface Pending {
   resolve(): void;
   reject(error: unknown): void;
 }
-
-/** Rows per INSERT statement: 14 columns each stays far below SQLite's bound-parameter limit. */
-const ROWS_PER_STATEMENT = 400;
 
 /**
  * Groups usage rows of concurrent requests, and the charges for them, into one transaction. `record` resolves once
@@ -30,6 +28,7 @@ export class UsageWriter {
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly sql: SyncSql,
     private readonly lastUsed: LastUsedTracker,
     private readonly log: Logger,
   ) {}
@@ -71,12 +70,10 @@ export class UsageWriter {
 
   async #write(batch: Pending[], touched: Map<string, number>): Promise<void> {
     try {
-      await writeTransaction(this.db, async (trx) => {
-        for (let i = 0; i < batch.length; i += ROWS_PER_STATEMENT) {
-          await trx.insertInto("usage_logs").values(batch.slice(i, i + ROWS_PER_STATEMENT).map((p) => p.row)).execute();
-        }
-        await settleHolds(
-          trx,
+      await syncWriteTransaction(this.db, this.sql, (sql) => {
+        for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
+        settleHolds(
+          sql,
           batch.map(({ row, holdMicros }) => ({
             userId: row.user_id,
             requestId: row.request_id,
@@ -85,9 +82,7 @@ export class UsageWriter {
             at: row.created_at + row.latency_ms,
           })),
         );
-        for (const [tokenId, time] of touched) {
-          await trx.updateTable("tokens").set({ last_used: time }).where("id", "=", tokenId).execute();
-        }
+        for (const [tokenId, time] of touched) sql.run(TOUCH_TOKEN, [time, tokenId]);
       });
       for (const pending of batch) pending.resolve();
     } catch (error) {
@@ -95,4 +90,12 @@ export class UsageWriter {
       for (const pending of batch) pending.reject(error);
     }
   }
+}
+
+/** A usage row's values in INSERT_USAGE's column order. */
+function usageValues(row: UsageLogInsert): unknown[] {
+  return [
+    row.id, row.request_id, row.user_id, row.token_id, row.model, row.endpoint, row.prompt_tokens, row.completion_tokens,
+    row.cost_micros, row.status, row.latency_ms, row.channel_id ?? null, row.stream, row.created_at,
+  ];
 }
