@@ -1,21 +1,46 @@
 import type { Usage } from "../canonical/chat.ts";
-import type { Price } from "../pricing/price.ts";
-
-const TOKENS_PER_MILLION = 1_000_000;
+import { imagePriceKey, type Price } from "../pricing/price.ts";
 
 /**
- * The cost of a chat request in micro-USD from its usage and the model's per-million-token
- * prices. Cached input tokens are billed at the cached rate when the model has one. One
- * rounding, to the nearest micro-USD, at the end: a millionth of a dollar is the smallest
- * amount the ledger holds, so nothing smaller is invented or lost along the way.
+ * What a request used, in every unit a price can name. Chat and embeddings fill the token
+ * counts; the other endpoints add their own unit.
  */
-export function computeChatCost(price: Price | undefined, usage: Usage): number {
+export interface BillableUsage extends Usage {
+  /** Images generated, all of one size and quality. */
+  images?: { count: number; size: string; quality: string };
+  /** Characters of text spoken (speech). */
+  characters?: number;
+  /** Seconds of audio heard (transcription, translation). */
+  audioSeconds?: number;
+  /** Documents ranked (rerank). */
+  documents?: number;
+}
+
+/** The per-image price for a size and quality: the size table's entry, else the flat price. */
+export function perImagePrice(price: Price, size: string, quality: string): number | null {
+  return price.imagePrices?.[imagePriceKey(size, quality)] ?? price.perImage;
+}
+
+/**
+ * The cost of a request in micro-USD from its usage and the model's unit prices. Cached input
+ * tokens are billed at the cached rate when the model has one. Every unit is scaled to one
+ * common denominator and rounded once, to the nearest micro-USD, at the end: a millionth of a
+ * dollar is the smallest amount the ledger holds, so nothing smaller is invented or lost on
+ * the way.
+ */
+export function computeCost(price: Price | undefined, usage: BillableUsage): number {
   if (!price) return 0;
   const cached = price.cachedInputPerMillion === null ? 0 : Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const uncached = usage.inputTokens - cached;
-  const scaled =
+  // Per million tokens, per thousand characters or documents, per minute: all brought to
+  // millionths so one division (and one rounding) ends the sum.
+  let scaled =
     uncached * (price.inputPerMillion ?? 0) +
     cached * (price.cachedInputPerMillion ?? 0) +
     usage.outputTokens * (price.outputPerMillion ?? 0);
-  return Math.round(scaled / TOKENS_PER_MILLION);
+  if (usage.characters) scaled += usage.characters * (price.per1kCharacters ?? 0) * 1_000;
+  if (usage.documents) scaled += usage.documents * (price.per1kDocuments ?? 0) * 1_000;
+  if (usage.audioSeconds) scaled += (usage.audioSeconds * (price.perMinute ?? 0) * 1_000_000) / 60;
+  if (usage.images) scaled += usage.images.count * (perImagePrice(price, usage.images.size, usage.images.quality) ?? 0) * 1_000_000;
+  return Math.round(scaled / 1_000_000);
 }

@@ -89,6 +89,8 @@ export interface PricesTable {
   per_1k_characters_micros: number | null;
   per_minute_micros: number | null;
   per_1k_documents_micros: number | null;
+  /** Per-image micro-USD by "<size>/<quality>"; null: per_image_micros for every size. */
+  image_prices_json: string | null;
   updated_at: number;
 }
 

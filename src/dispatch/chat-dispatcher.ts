@@ -1,32 +1,17 @@
 import type { ChatRequest, ChatResponse, StreamPart, Usage } from "../canonical/chat.ts";
-import { upstreamModelOf, type Channel } from "../channels/channel.ts";
-import type { ChannelRegistry } from "../channels/channel-registry.ts";
-import { GatewayError } from "../errors/gateway-error.ts";
 import { estimateTokens } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapStream } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
-import type { UpstreamCall } from "../upstreams/adapter.ts";
-import { UpstreamWarnings } from "../upstreams/warnings.ts";
+import type { ChatAdapter, UpstreamCall } from "../upstreams/adapter.ts";
+import type { Served } from "./with-failover.ts";
+import { serveThroughChannels, statusOf, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
-import { orderChannels } from "./order-channels.ts";
-import type { ChannelBreaker } from "./channel-breaker.ts";
 import { withIdleTimeout } from "../streams/idle-timeout.ts";
-import { withFailover, type Served } from "./with-failover.ts";
-
-interface DispatcherDeps {
-  channels: ChannelRegistry;
-  breaker: ChannelBreaker;
-  fetch: typeof fetch;
-  now: () => number;
-  upstreamTimeoutMs: number;
-  firstByteTimeoutMs: number;
-  streamIdleTimeoutMs: number;
-}
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: UpstreamDeps) {}
 
   /** A whole response; the usage row is committed before this resolves. */
   async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatResponse>> {
@@ -76,37 +61,15 @@ export class ChatDispatcher {
     return { ...served, value: parts };
   }
 
-  async #serve<T>(
+  #serve<T>(
     request: ChatRequest,
     signal: AbortSignal,
-    run: (adapter: NonNullable<(typeof CHAT_ADAPTERS)[keyof typeof CHAT_ADAPTERS]>, call: UpstreamCall) => Promise<T>,
+    run: (adapter: ChatAdapter, call: UpstreamCall) => Promise<T>,
   ): Promise<Served<T>> {
-    const candidates = this.deps.channels.candidatesFor(request.model).filter((c) => CHAT_ADAPTERS[c.type]);
-    if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${request.model}' right now`);
-    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.deps.upstreamTimeoutMs)]);
-    const served = await withFailover(
-      orderChannels(candidates),
-      async (channel: Channel) => {
-        const warnings = new UpstreamWarnings();
-        const value = await run(CHAT_ADAPTERS[channel.type]!, {
-          channel,
-          upstreamModel: upstreamModelOf(channel, request.model),
-          signal: deadline,
-          fetch: this.deps.fetch,
-          now: this.deps.now,
-          firstByteTimeoutMs: this.deps.firstByteTimeoutMs,
-          warnings,
-        });
-        return { value, warnings: warnings.header() };
-      },
-      { signal: deadline, clientSignal: signal, breaker: this.deps.breaker },
+    return serveThroughChannels(this.deps, request.model, (channel) => CHAT_ADAPTERS[channel.type] !== undefined, signal, (channel, call) =>
+      run(CHAT_ADAPTERS[channel.type]!, call),
     );
-    return { ...served, value: served.value.value, warnings: served.value.warnings };
   }
-}
-
-function statusOf(error: unknown): number {
-  return error instanceof GatewayError ? error.status : 500;
 }
 
 function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {

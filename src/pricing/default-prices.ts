@@ -16,6 +16,7 @@ function entry(model: string, mode: ModelMode, spec: PriceSpec): Price {
     per1kCharacters: spec.per1kCharacters ?? null,
     perMinute: spec.perMinute ?? null,
     per1kDocuments: spec.per1kDocuments ?? null,
+    imagePrices: spec.imagePrices ?? null,
   };
 }
 
@@ -26,6 +27,16 @@ const chat = (model: string, input: number, output: number, cached?: number) =>
     cachedInputPerMillion: cached === undefined ? undefined : usd(cached),
   });
 
+/** DALL-E 3's list prices by size and quality; the demo image model mirrors them. */
+const DALL_E_3_SIZES = {
+  "1024x1024/standard": usd(0.04),
+  "1024x1792/standard": usd(0.08),
+  "1792x1024/standard": usd(0.08),
+  "1024x1024/hd": usd(0.08),
+  "1024x1792/hd": usd(0.12),
+  "1792x1024/hd": usd(0.12),
+};
+
 /**
  * Prices that ship inside the executable: the demo models and common public model IDs,
  * from the providers' published list prices (USD). Admin-set prices override them.
@@ -35,7 +46,7 @@ export const DEFAULT_PRICES: readonly Price[] = [
   chat("demo-chat-mini", 0.1, 0.3),
   entry("demo-embed", "embedding", { inputPerMillion: usd(0.02) }),
   entry("demo-rerank", "rerank", { per1kDocuments: usd(0.05) }),
-  entry("demo-image", "image", { perImage: usd(0.04) }),
+  entry("demo-image", "image", { perImage: usd(0.04), imagePrices: DALL_E_3_SIZES }),
   entry("demo-tts", "speech", { per1kCharacters: usd(0.015) }),
   entry("demo-transcribe", "transcription", { perMinute: usd(0.006) }),
   chat("gpt-4o", 2.5, 10, 1.25),
@@ -56,7 +67,11 @@ export const DEFAULT_PRICES: readonly Price[] = [
   entry("text-embedding-3-large", "embedding", { inputPerMillion: usd(0.13) }),
   entry("text-embedding-004", "embedding", { inputPerMillion: usd(0.0) }),
   entry("rerank-v3.5", "rerank", { per1kDocuments: usd(2) }),
-  entry("dall-e-3", "image", { perImage: usd(0.04) }),
+  entry("dall-e-2", "image", {
+    perImage: usd(0.02),
+    imagePrices: { "256x256/standard": usd(0.016), "512x512/standard": usd(0.018), "1024x1024/standard": usd(0.02) },
+  }),
+  entry("dall-e-3", "image", { perImage: usd(0.04), imagePrices: DALL_E_3_SIZES }),
   entry("gpt-image-1", "image", { perImage: usd(0.042) }),
   entry("tts-1", "speech", { per1kCharacters: usd(0.015) }),
   entry("tts-1-hd", "speech", { per1kCharacters: usd(0.03) }),

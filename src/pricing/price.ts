@@ -18,7 +18,18 @@ export interface Price {
   per1kCharacters: number | null;
   perMinute: number | null;
   per1kDocuments: number | null;
+  /**
+   * Per-image prices by "<size>/<quality>" (e.g. "1792x1024/hd"); its sizes are the sizes the
+   * model serves. Null: perImage for any size.
+   */
+  imagePrices: Readonly<Record<string, number>> | null;
 }
+
+/** What an image price key looks like. */
+export const IMAGE_PRICE_KEY = /^[1-9]\d{0,4}x[1-9]\d{0,4}\/(standard|hd)$/;
+
+/** The key of an image price: "<width>x<height>/<quality>". */
+export const imagePriceKey = (size: string, quality: string) => `${size}/${quality}`;
 
 /** API field name (USD) -> Price field (micro-USD): one list serves parsing, storing and showing. */
 export const PRICE_FIELDS = [
@@ -43,6 +54,7 @@ export function priceFromRow(row: PriceRow): Price {
     per1kCharacters: row.per_1k_characters_micros,
     perMinute: row.per_minute_micros,
     per1kDocuments: row.per_1k_documents_micros,
+    imagePrices: row.image_prices_json === null ? null : (JSON.parse(row.image_prices_json) as Record<string, number>),
   };
 }
 
@@ -58,16 +70,20 @@ export function priceToRow(price: Price, updatedAt: number): PriceRow {
     per_1k_characters_micros: price.per1kCharacters,
     per_minute_micros: price.perMinute,
     per_1k_documents_micros: price.per1kDocuments,
+    image_prices_json: price.imagePrices === null ? null : JSON.stringify(price.imagePrices),
     updated_at: updatedAt,
   };
 }
 
 /** The price record as the API shows it: USD numbers. */
 export function priceView(price: Price) {
-  const view: Record<string, string | number | null> = { model: price.model, mode: price.mode };
+  const view: Record<string, string | number | null | Record<string, number>> = { model: price.model, mode: price.mode };
   for (const [name, field] of PRICE_FIELDS) {
     const micros = price[field];
     view[name] = micros === null ? null : microsToUsd(micros);
   }
+  view.image_prices = price.imagePrices === null
+    ? null
+    : Object.fromEntries(Object.entries(price.imagePrices).map(([key, micros]) => [key, microsToUsd(micros)]));
   return view;
 }

@@ -3,7 +3,7 @@ export type StreamEnd = "complete" | "cancelled" | "failed";
 
 interface TapHooks<T> {
   /** Sees every item before it is passed on. */
-  onItem(item: T): void;
+  onItem?(item: T): void;
   /**
    * Called once when the stream ends. For "complete" the stream's close waits for it, so
    * work done here (committing the usage row) happens before the client sees the end.
@@ -40,7 +40,7 @@ export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): Rea
           controller.close();
           return;
         }
-        hooks.onItem(result.value);
+        hooks.onItem?.(result.value);
         controller.enqueue(result.value);
       },
       async cancel(reason) {

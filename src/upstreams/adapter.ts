@@ -1,6 +1,18 @@
 import type { ChatRequest, ChatResponse, StreamPart } from "../canonical/chat.ts";
 import type { Channel } from "../channels/channel.ts";
 import type { UpstreamWarnings } from "./warnings.ts";
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ImageResult,
+  RerankRequest,
+  RerankResult,
+  SpeechRequest,
+  SpeechResult,
+  TranscriptionRequest,
+  TranscriptionResult,
+} from "../canonical/media.ts";
 
 /** What an adapter needs for one call besides the request. */
 export interface UpstreamCall {
@@ -26,3 +38,19 @@ export interface ChatAdapter {
   complete(request: ChatRequest, call: UpstreamCall): Promise<ChatResponse>;
   stream(request: ChatRequest, call: UpstreamCall): Promise<ReadableStream<StreamPart>>;
 }
+
+/**
+ * The non-chat endpoints of one upstream kind; a kind leaves out what its API lacks. Like
+ * chat, each rejects with UpstreamError before any output exists, so failover can move on.
+ */
+export interface MediaAdapter {
+  embed?(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
+  rerank?(request: RerankRequest, call: UpstreamCall): Promise<RerankResult>;
+  generateImages?(request: ImageRequest, call: UpstreamCall): Promise<ImageResult>;
+  /** Resolves once the upstream accepted the request; the audio then streams. */
+  speak?(request: SpeechRequest, call: UpstreamCall): Promise<SpeechResult>;
+  transcribe?(request: TranscriptionRequest, call: UpstreamCall): Promise<TranscriptionResult>;
+}
+
+/** One capability of MediaAdapter, named as its method. */
+export type MediaCapability = keyof MediaAdapter;

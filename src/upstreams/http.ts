@@ -1,3 +1,4 @@
+import * as v from "valibot";
 import { UpstreamError } from "./upstream-error.ts";
 
 /** Largest upstream error body read to build a message. */
@@ -16,15 +17,28 @@ function messageOf(text: string, status: number): string {
   return `upstream answered ${status}`;
 }
 
-/**
- * POSTs JSON upstream. Resolves with a 2xx response (body unread); rejects with a typed
- * UpstreamError for connect failures, aborts and non-2xx statuses.
- */
-export async function postJson(
+/** POSTs JSON upstream; see postToUpstream. */
+export function postJson(
   fetchFn: typeof fetch,
   url: string,
   headers: Record<string, string>,
   body: unknown,
+  signal: AbortSignal,
+  firstByteTimeoutMs: number,
+): Promise<Response> {
+  return postToUpstream(fetchFn, url, { "content-type": "application/json", ...headers }, JSON.stringify(body), signal, firstByteTimeoutMs);
+}
+
+/**
+ * POSTs a body upstream (JSON text, or a stream such as a multipart upload read from disk).
+ * Resolves with a 2xx response (body unread); rejects with a typed UpstreamError for connect
+ * failures, aborts and non-2xx statuses.
+ */
+export async function postToUpstream(
+  fetchFn: typeof fetch,
+  url: string,
+  headers: Record<string, string>,
+  body: string | ReadableStream<Uint8Array>,
   signal: AbortSignal,
   firstByteTimeoutMs: number,
 ): Promise<Response> {
@@ -35,12 +49,10 @@ export async function postJson(
   const combined = AbortSignal.any([signal, firstByte.signal]);
   let response: Response;
   try {
-    response = await fetchFn(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-      signal: combined,
-    });
+    // A stream body needs half-duplex mode in fetch implementations that follow the standard.
+    const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: combined };
+    if (typeof body !== "string") init.duplex = "half";
+    response = await fetchFn(url, init);
   } catch {
     if (combined.aborted) {
       const reason = combined.reason as { name?: string } | undefined;
@@ -83,4 +95,11 @@ export async function readJson(response: Response): Promise<unknown> {
   } catch {
     throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
   }
+}
+
+/** Parses a 2xx JSON body against a lenient schema of the fields used, or throws a protocol UpstreamError. */
+export async function readJsonAs<S extends v.GenericSchema>(response: Response, schema: S, what: string): Promise<v.InferOutput<S>> {
+  const parsed = v.safeParse(schema, await readJson(response));
+  if (!parsed.success) throw new UpstreamError("protocol", `upstream sent ${what} of an unexpected shape`);
+  return parsed.output;
 }

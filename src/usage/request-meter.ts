@@ -1,8 +1,7 @@
-import type { Usage } from "../canonical/chat.ts";
 import { newId } from "../lib/random-id.ts";
 import type { UsageWriter } from "./usage-writer.ts";
 import type { Price } from "../pricing/price.ts";
-import { computeChatCost } from "../billing/compute-cost.ts";
+import { computeCost, type BillableUsage } from "../billing/compute-cost.ts";
 
 /** Who made a request and what it asked for: the fixed half of its usage row. */
 export interface RequestFacts {
@@ -19,7 +18,7 @@ export interface RequestFacts {
 /** The outcome half of a usage row. */
 export interface RequestOutcome {
   status: number;
-  usage: Usage | null;
+  usage: BillableUsage | null;
   channelId: string | null;
 }
 
@@ -55,7 +54,7 @@ export class RequestMeter {
       endpoint: this.facts.endpoint,
       prompt_tokens: outcome.usage?.inputTokens ?? 0,
       completion_tokens: outcome.usage?.outputTokens ?? 0,
-      cost_micros: outcome.usage ? computeChatCost(this.price, outcome.usage) : 0,
+      cost_micros: outcome.usage ? computeCost(this.price, outcome.usage) : 0,
       status: outcome.status,
       latency_ms: Math.max(0, Math.round(this.now() - this.facts.startedAt)),
       channel_id: outcome.channelId,

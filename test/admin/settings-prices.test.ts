@@ -98,6 +98,10 @@ describe("prices", () => {
       expect(typeof price.mode).toBe("string");
       for (const [name, value] of Object.entries(price)) {
         if (name === "model" || name === "mode") continue;
+        if (name === "image_prices" && value !== null) {
+          for (const usd of Object.values(value as Record<string, unknown>)) expect(typeof usd).toBe("number");
+          continue;
+        }
         if (value !== null) expect(typeof value).toBe("number");
       }
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
 import { estimateMaxUsage } from "../../src/billing/estimate-hold.ts";
-import { computeChatCost } from "../../src/billing/compute-cost.ts";
+import { computeCost } from "../../src/billing/compute-cost.ts";
 import { convertOpenAiChatRequestToCanonical } from "../../src/translate/openai-chat/convert-request-to-canonical.ts";
 
 let gw: TestGateway;
@@ -31,7 +31,7 @@ function chat(key: string) {
   return gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(key), body: JSON.stringify(body) });
 }
 
-const holdMicros = () => computeChatCost(gw.services.prices.get("demo-chat"), estimateMaxUsage(convertOpenAiChatRequestToCanonical(body)));
+const holdMicros = () => computeCost(gw.services.prices.get("demo-chat"), estimateMaxUsage(convertOpenAiChatRequestToCanonical(body)));
 
 test("a request's cost equals its hold here, so the arithmetic below is exact", async () => {
   const { id, key } = await userWithBalance(1);

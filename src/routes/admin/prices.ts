@@ -4,14 +4,28 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
-import { ModelModeSchema, PRICE_FIELDS, priceView, type Price } from "../../pricing/price.ts";
+import { IMAGE_PRICE_KEY, ModelModeSchema, PRICE_FIELDS, priceView, type Price } from "../../pricing/price.ts";
 
 /** A unit price: USD, zero allowed (free), at most 1,000,000 USD per unit. */
 const unitPrice = v.optional(v.nullable(usdAmountSchema({ allowZero: true, maxMicros: 1_000_000 * 1_000_000 })));
 
+/** Per-image prices by "<width>x<height>/<standard|hd>". */
+const imagePricesSchema = v.optional(
+  v.nullable(
+    v.pipe(
+      v.record(
+        v.pipe(v.string(), v.regex(IMAGE_PRICE_KEY, 'keys must look like "1024x1024/standard" or "1792x1024/hd"')),
+        usdAmountSchema({ allowZero: true, maxMicros: 1_000_000 * 1_000_000 }),
+      ),
+      v.check((prices) => Object.keys(prices).length > 0, "must name at least one size, or be null"),
+    ),
+  ),
+);
+
 const SetPriceSchema = v.strictObject({
   model: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
   mode: v.optional(ModelModeSchema, "chat"),
+  image_prices: imagePricesSchema,
   ...Object.fromEntries(PRICE_FIELDS.map(([name]) => [name, unitPrice])),
 } as const);
 
@@ -23,8 +37,9 @@ export function adminPriceRoutes(services: Services) {
       const body = parseOrThrow(SetPriceSchema, await readJsonBody(c.req.raw)) as Record<string, unknown> & {
         model: string;
         mode: Price["mode"];
+        image_prices?: Record<string, number> | null;
       };
-      const price = { model: body.model, mode: body.mode } as Price;
+      const price = { model: body.model, mode: body.mode, imagePrices: body.image_prices ?? null } as Price;
       for (const [name, field] of PRICE_FIELDS) price[field] = (body[name] as number | null | undefined) ?? null;
       await services.prices.set(price, services.now());
       await services.changes.bump();

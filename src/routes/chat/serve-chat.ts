@@ -2,13 +2,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { ChatRequest, ChatResponse, StreamPart } from "../../canonical/chat.ts";
 import type { Services } from "../../services.ts";
-import { RequestMeter } from "../../usage/request-meter.ts";
-import { assertModelUsable } from "../resolve-model.ts";
 import { servedHeaders, SSE_HEADERS } from "../response-headers.ts";
 import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
-import { computeChatCost } from "../../billing/compute-cost.ts";
-import { limitsFor } from "../../limits/rate-limiter.ts";
-import { holdFunds, priceOrRefuse } from "../../billing/hold-funds.ts";
+import { admitRequest } from "../admit-request.ts";
 
 /** How one caller format renders the canonical outcome. */
 export interface ChatFormat {
@@ -28,38 +24,19 @@ export async function serveChat(
   request: ChatRequest,
   format: ChatFormat,
 ): Promise<Response> {
-  const principal = c.get("principal");
-  assertModelUsable(services, principal, request.model, "chat");
-  const price = priceOrRefuse(services, request.model);
-  const maxUsage = estimateMaxUsage(request);
-  const grant = services.rateLimiter.admit(
-    principal,
-    limitsFor(principal, services.settings.current),
-    maxUsage.inputTokens + maxUsage.outputTokens,
-  );
+  const { meter, rateLimitHeaders } = await admitRequest(c, services, {
+    model: request.model,
+    mode: "chat",
+    stream: request.stream,
+    maxUsage: estimateMaxUsage(request),
+  });
   const requestId = c.get("requestId");
-  const meter = new RequestMeter(
-    services.usage,
-    {
-      requestId,
-      userId: principal.userId,
-      tokenId: principal.tokenId,
-      model: request.model,
-      endpoint: c.req.path,
-      stream: request.stream,
-      startedAt: services.now(),
-    },
-    services.now,
-    price,
-  );
-  meter.onTokensUsed = grant.settle;
-  await holdFunds(services, meter, computeChatCost(price, maxUsage));
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
-    return c.json(format.renderResponse(served.value, request.model) as object, 200, { ...grant.headers, ...servedHeaders(served) });
+    return c.json(format.renderResponse(served.value, request.model) as object, 200, { ...rateLimitHeaders, ...servedHeaders(served) });
   }
   const served = await services.chat.stream(request, meter, signal);
   const body = served.value.pipeThrough(format.renderStream(request.model, requestId)).pipeThrough(new TextEncoderStream());
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...grant.headers, ...servedHeaders(served), "x-request-id": requestId } });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...rateLimitHeaders, ...servedHeaders(served), "x-request-id": requestId } });
 }

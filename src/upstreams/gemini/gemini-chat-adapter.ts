@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
+import { geminiAuthHeaders } from "./gemini-auth.ts";
 import { postJson, readJson } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { parseSseStream } from "../../streams/sse.ts";
@@ -12,9 +13,6 @@ function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateCo
   return `${call.channel.baseUrl}/v1beta/models/${encodeURIComponent(call.upstreamModel)}:${action}`;
 }
 
-function headersOf(call: UpstreamCall): Record<string, string> {
-  return call.channel.apiKey ? { "x-goog-api-key": call.channel.apiKey } : {};
-}
 
 /**
  * Gemini answers a wrong API key with 400 (reason API_KEY_INVALID), not 401. That is the
@@ -22,7 +20,7 @@ function headersOf(call: UpstreamCall): Record<string, string> {
  */
 async function post(call: UpstreamCall, url: string, body: unknown): Promise<Response> {
   try {
-    return await postJson(call.fetch, url, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    return await postJson(call.fetch, url, geminiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
   } catch (error) {
     if (error instanceof UpstreamError && error.upstreamStatus === 400 && /API key not valid|API_KEY_INVALID/i.test(error.message)) {
       throw new UpstreamError("status", "the channel's API key was rejected", 401);

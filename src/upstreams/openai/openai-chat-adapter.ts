@@ -2,15 +2,12 @@ import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson, readJson } from "../http.ts";
+import { openAiAuthHeaders } from "./openai-auth.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { parseSseStream } from "../../streams/sse.ts";
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
 import { convertOpenAiChatResponseToCanonical, OpenAiChatResponseSchema } from "../../translate/openai-chat/convert-response.ts";
 import { openAiChunksToParts } from "../../translate/openai-chat/convert-stream.ts";
-
-function headersOf(call: UpstreamCall): Record<string, string> {
-  return call.channel.apiKey ? { authorization: `Bearer ${call.channel.apiKey}` } : {};
-}
 
 /**
  * The body to send: translated from canonical, with a same-format caller's own body laid over
@@ -29,7 +26,7 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
 export const openAiChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = bodyOf(request, call, false);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
     const parsed = v.safeParse(OpenAiChatResponseSchema, await readJson(response));
     if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat completion of an unexpected shape");
     return convertOpenAiChatResponseToCanonical(parsed.output, call.now());
@@ -37,7 +34,7 @@ export const openAiChatAdapter: ChatAdapter = {
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
     return parseSseStream(response.body).pipeThrough(openAiChunksToParts(call.now));
   },

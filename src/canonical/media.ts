@@ -1,0 +1,99 @@
+/**
+ * Canonical requests and results of the non-chat endpoints. Routes parse the caller's body
+ * into these; each upstream kind's adapter turns them into its own wire format and back.
+ */
+import type { Transcript, TranscriptFormat, TranscriptTask } from "./transcript.ts";
+
+export interface EmbeddingRequest {
+  model: string;
+  inputs: string[];
+  /** Output size, for models that can shorten their vectors. */
+  dimensions?: number;
+}
+
+export interface EmbeddingResult {
+  /** One vector per input, in input order. */
+  vectors: number[][];
+  /** As the upstream counted them; null when it did not say. */
+  inputTokens: number | null;
+}
+
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: string[];
+  topN: number;
+  returnDocuments: boolean;
+}
+
+export interface RerankResult {
+  /** Highest relevance first; `index` points into the request's documents. */
+  ranking: { index: number; relevanceScore: number }[];
+  inputTokens: number | null;
+}
+
+export type ImageQuality = "standard" | "hd";
+
+export interface ImageRequest {
+  model: string;
+  prompt: string;
+  n: number;
+  /** `<width>x<height>`. */
+  size: string;
+  quality: ImageQuality;
+  style: "vivid" | "natural";
+  /** How the caller wants the images: hosted URLs (default) or the bytes as base64. */
+  responseFormat: "url" | "b64_json";
+}
+
+/** One generated image: a URL where the upstream hosts it, or its bytes. */
+export type GeneratedImage = ({ url: string } | { base64: string; mimeType: string }) & { revisedPrompt?: string };
+
+export interface ImageResult {
+  images: GeneratedImage[];
+}
+
+export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+export interface SpeechRequest {
+  model: string;
+  input: string;
+  voice: string;
+  format: SpeechFormat;
+  speed: number;
+}
+
+export interface SpeechResult {
+  /** The audio as the upstream sends it, not buffered. */
+  audio: ReadableStream<Uint8Array>;
+  contentType: string;
+}
+
+/** A received audio upload: a temp file read as often as failover needs. */
+export interface AudioUpload {
+  filename: string;
+  contentType: string;
+  size: number;
+  /** A fresh stream of the whole file. */
+  open(): ReadableStream<Uint8Array>;
+  read(offset: number, length: number): Promise<Uint8Array>;
+  /** From the file's own header. */
+  durationSeconds: number;
+}
+
+export interface TranscriptionRequest {
+  model: string;
+  /** `translate` always answers in English. */
+  task: TranscriptTask;
+  file: AudioUpload;
+  language?: string;
+  prompt?: string;
+  responseFormat: TranscriptFormat;
+  temperature?: number;
+}
+
+/** A transcript, either as the upstream rendered it or as a canonical one the gateway renders. */
+export type TranscriptionResult =
+  | { kind: "rendered"; body: string; contentType: string; durationSeconds: number | null }
+  | { kind: "transcript"; transcript: Transcript };

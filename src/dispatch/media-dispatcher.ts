@@ -1,0 +1,80 @@
+import type { Channel } from "../channels/channel.ts";
+import type { BillableUsage } from "../billing/compute-cost.ts";
+import { tapStream } from "../streams/tap-stream.ts";
+import type { MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
+import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
+import type { RequestMeter } from "../usage/request-meter.ts";
+import { serveThroughChannels, statusOf, type UpstreamDeps } from "./serve-through-channels.ts";
+import type { Served } from "./with-failover.ts";
+
+/** An adapter known to have capability C (channels without it are never tried). */
+type Capable<C extends MediaCapability> = Required<Pick<MediaAdapter, C>>;
+
+/**
+ * Serves the non-chat endpoints through the channels of their model, with failover, and
+ * writes each request's usage row (with its settlement) exactly once.
+ */
+export class MediaDispatcher {
+  constructor(private readonly deps: UpstreamDeps) {}
+
+  /**
+   * Calls `capability` on the first channel that answers; `usageOf` says what the answer
+   * used. The usage row is committed before this resolves.
+   */
+  async call<C extends MediaCapability, T>(
+    model: string,
+    capability: C,
+    meter: RequestMeter,
+    signal: AbortSignal,
+    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
+    usageOf: (result: T) => BillableUsage,
+  ): Promise<Served<T>> {
+    const served = await this.#serve(model, capability, meter, signal, run);
+    await meter.finish({ status: 200, usage: usageOf(served.value), channelId: served.channel.id });
+    return served;
+  }
+
+  /**
+   * Like `call` for a streamed body (speech): the usage row is written when the body ends,
+   * fails, or the client cancels it. `usage` is known up front, since the request fixes it.
+   */
+  async stream<C extends MediaCapability>(
+    model: string,
+    capability: C,
+    meter: RequestMeter,
+    signal: AbortSignal,
+    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<{ body: ReadableStream<Uint8Array>; contentType: string }>,
+    usage: BillableUsage,
+  ): Promise<Served<{ body: ReadableStream<Uint8Array>; contentType: string }>> {
+    const served = await this.#serve(model, capability, meter, signal, run);
+    const body = tapStream(served.value.body, {
+      onEnd: (end) =>
+        meter.finish({
+          status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
+          // The upstream was asked for all of it and bills all of it, also when the
+          // client stops listening halfway.
+          usage,
+          channelId: served.channel.id,
+        }),
+    });
+    return { ...served, value: { ...served.value, body } };
+  }
+
+  async #serve<C extends MediaCapability, T>(
+    model: string,
+    capability: C,
+    meter: RequestMeter,
+    signal: AbortSignal,
+    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
+  ): Promise<Served<T>> {
+    const capable = (channel: Channel) => MEDIA_ADAPTERS[channel.type]?.[capability] !== undefined;
+    try {
+      return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) =>
+        run(MEDIA_ADAPTERS[channel.type] as Capable<C>, call),
+      );
+    } catch (error) {
+      await meter.finish({ status: statusOf(error), usage: null, channelId: null });
+      throw error;
+    }
+  }
+}

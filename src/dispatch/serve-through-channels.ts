@@ -1,0 +1,58 @@
+import { upstreamModelOf, type Channel } from "../channels/channel.ts";
+import type { ChannelRegistry } from "../channels/channel-registry.ts";
+import { GatewayError } from "../errors/gateway-error.ts";
+import type { UpstreamCall } from "../upstreams/adapter.ts";
+import { UpstreamWarnings } from "../upstreams/warnings.ts";
+import type { ChannelBreaker } from "./channel-breaker.ts";
+import { orderChannels } from "./order-channels.ts";
+import { withFailover, type Served } from "./with-failover.ts";
+
+/** What calling upstreams needs, shared by every endpoint's dispatcher. */
+export interface UpstreamDeps {
+  channels: ChannelRegistry;
+  breaker: ChannelBreaker;
+  fetch: typeof fetch;
+  now: () => number;
+  upstreamTimeoutMs: number;
+  firstByteTimeoutMs: number;
+  streamIdleTimeoutMs: number;
+}
+
+/**
+ * Runs `attempt` on the channels serving `model` whose kind `canServe` this endpoint, in
+ * routing order with failover, under one overall deadline. 503 when no channel can.
+ */
+export async function serveThroughChannels<T>(
+  deps: UpstreamDeps,
+  model: string,
+  canServe: (channel: Channel) => boolean,
+  signal: AbortSignal,
+  attempt: (channel: Channel, call: UpstreamCall) => Promise<T>,
+): Promise<Served<T>> {
+  const candidates = deps.channels.candidatesFor(model).filter(canServe);
+  if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${model}' right now`);
+  const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.upstreamTimeoutMs)]);
+  const served = await withFailover(
+    orderChannels(candidates),
+    async (channel: Channel) => {
+      const warnings = new UpstreamWarnings();
+      const value = await attempt(channel, {
+        channel,
+        upstreamModel: upstreamModelOf(channel, model),
+        signal: deadline,
+        fetch: deps.fetch,
+        now: deps.now,
+        firstByteTimeoutMs: deps.firstByteTimeoutMs,
+        warnings,
+      });
+      return { value, warnings: warnings.header() };
+    },
+    { signal: deadline, clientSignal: signal, breaker: deps.breaker },
+  );
+  return { ...served, value: served.value.value, warnings: served.value.warnings };
+}
+
+/** The status a failed request's usage row records. */
+export function statusOf(error: unknown): number {
+  return error instanceof GatewayError ? error.status : 500;
+}

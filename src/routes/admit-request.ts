@@ -1,0 +1,57 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import type { Services } from "../services.ts";
+import type { ModelMode } from "../pricing/price.ts";
+import { computeCost, type BillableUsage } from "../billing/compute-cost.ts";
+import { holdFunds, priceOrRefuse } from "../billing/hold-funds.ts";
+import { limitsFor } from "../limits/rate-limiter.ts";
+import { RequestMeter } from "../usage/request-meter.ts";
+import { assertModelUsable } from "./resolve-model.ts";
+
+/** What a request of any endpoint may use at most: the basis of its hold and token reservation. */
+export interface RequestAdmission {
+  model: string;
+  mode: ModelMode;
+  stream: boolean;
+  maxUsage: BillableUsage;
+}
+
+/** An admitted request: its meter (usage row and settlement) and its rate-limit headers. */
+export interface Admitted {
+  meter: RequestMeter;
+  rateLimitHeaders: Record<string, string>;
+}
+
+/**
+ * The checks every model endpoint runs before an upstream is called, in this order: the model
+ * exists for this key and serves this endpoint (404/400), it has a price (400), the key's rate
+ * limits admit it (429), and its maximum cost is held (402). Each refusal leaves nothing behind.
+ */
+export async function admitRequest(c: Context<AppEnv>, services: Services, admission: RequestAdmission): Promise<Admitted> {
+  const principal = c.get("principal");
+  assertModelUsable(services, principal, admission.model, admission.mode);
+  const price = priceOrRefuse(services, admission.model);
+  const { maxUsage } = admission;
+  const grant = services.rateLimiter.admit(
+    principal,
+    limitsFor(principal, services.settings.current),
+    maxUsage.inputTokens + maxUsage.outputTokens,
+  );
+  const meter = new RequestMeter(
+    services.usage,
+    {
+      requestId: c.get("requestId"),
+      userId: principal.userId,
+      tokenId: principal.tokenId,
+      model: admission.model,
+      endpoint: c.req.path,
+      stream: admission.stream,
+      startedAt: services.now(),
+    },
+    services.now,
+    price,
+  );
+  meter.onTokensUsed = grant.settle;
+  await holdFunds(services, meter, computeCost(price, maxUsage));
+  return { meter, rateLimitHeaders: grant.headers };
+}

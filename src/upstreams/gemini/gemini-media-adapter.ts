@@ -1,0 +1,25 @@
+import * as v from "valibot";
+import type { MediaAdapter } from "../adapter.ts";
+import { postJson, readJsonAs } from "../http.ts";
+import { UpstreamError } from "../upstream-error.ts";
+import { geminiAuthHeaders } from "./gemini-auth.ts";
+
+const BatchEmbedSchema = v.object({ embeddings: v.array(v.object({ values: v.array(v.number()) })) });
+
+/** Gemini's embeddings (batchEmbedContents); it has no rerank, image, or audio endpoints of this shape. */
+export const geminiMediaAdapter: MediaAdapter = {
+  async embed(request, call) {
+    const model = `models/${call.upstreamModel}`;
+    const requests = request.inputs.map((text) => ({
+      model,
+      content: { parts: [{ text }] },
+      ...(request.dimensions === undefined ? {} : { outputDimensionality: request.dimensions }),
+    }));
+    const url = `${call.channel.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
+    const response = await postJson(call.fetch, url, geminiAuthHeaders(call), { requests }, call.signal, call.firstByteTimeoutMs);
+    const json = await readJsonAs(response, BatchEmbedSchema, "embeddings");
+    if (json.embeddings.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
+    // Gemini does not count embedding tokens; the gateway estimates them.
+    return { vectors: json.embeddings.map((e) => e.values), inputTokens: null };
+  },
+};

@@ -1,0 +1,126 @@
+import * as v from "valibot";
+import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
+import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
+import { encodeMultipart } from "../../multipart/encode-multipart.ts";
+import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
+import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
+import { postJson, postToUpstream, readJsonAs } from "../http.ts";
+import { UpstreamError } from "../upstream-error.ts";
+import { openAiAuthHeaders } from "./openai-auth.ts";
+
+// Lenient upstream schemas: only the fields used (STYLE.md habit 3).
+const EmbeddingsSchema = v.object({
+  data: v.array(v.object({ index: v.optional(v.number()), embedding: v.union([v.array(v.number()), v.string()]) })),
+  usage: v.optional(v.object({ prompt_tokens: v.optional(v.number()) })),
+});
+const RerankSchema = v.object({
+  results: v.array(v.object({ index: v.number(), relevance_score: v.number() })),
+  // Jina reports usage.total_tokens, Cohere-style servers meta.billed_units, the spec meta.tokens_used.
+  usage: v.optional(v.object({ total_tokens: v.optional(v.number()) })),
+  meta: v.optional(v.object({ tokens_used: v.optional(v.number()), billed_units: v.optional(v.object({ input_tokens: v.optional(v.number()) })) })),
+});
+const ImagesSchema = v.object({
+  data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
+});
+
+/** The Content-Type of each speech format, for upstreams that send none. */
+export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
+  mp3: "audio/mpeg",
+  opus: "audio/ogg",
+  aac: "audio/aac",
+  flac: "audio/flac",
+  wav: "audio/wav",
+  pcm: "audio/pcm",
+};
+
+const post = (call: UpstreamCall, path: string, body: unknown) =>
+  postJson(call.fetch, `${call.channel.baseUrl}${path}`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
+
+/** A base64 vector from an upstream that ignored encoding_format, or a protocol error. */
+function decodeBase64Vector(text: string): number[] {
+  try {
+    return decodeFloat32Base64(text);
+  } catch {
+    throw new UpstreamError("protocol", "upstream sent an embedding that is neither numbers nor base64");
+  }
+}
+
+/** The first of several optional counts that is present. */
+const firstCount = (...counts: (number | undefined)[]) => counts.find((n) => n !== undefined) ?? null;
+
+/**
+ * The non-chat endpoints of any OpenAI-compatible API at the channel's base URL (which
+ * includes /v1); rerank is the Cohere/Jina-style /rerank such servers expose.
+ */
+export const openAiMediaAdapter: MediaAdapter = {
+  async embed(request, call) {
+    const body: Record<string, unknown> = { model: call.upstreamModel, input: request.inputs, encoding_format: "float" };
+    if (request.dimensions !== undefined) body.dimensions = request.dimensions;
+    const json = await readJsonAs(await post(call, "/embeddings", body), EmbeddingsSchema, "embeddings");
+    if (json.data.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
+    const vectors: number[][] = new Array(request.inputs.length);
+    json.data.forEach((item, position) => {
+      vectors[item.index ?? position] = typeof item.embedding === "string" ? decodeBase64Vector(item.embedding) : item.embedding;
+    });
+    return { vectors, inputTokens: json.usage?.prompt_tokens ?? null };
+  },
+
+  async rerank(request, call) {
+    const body = { model: call.upstreamModel, query: request.query, documents: request.documents, top_n: request.topN, return_documents: false };
+    const json = await readJsonAs(await post(call, "/rerank", body), RerankSchema, "a rerank result");
+    const ranking = json.results
+      .filter((r) => Number.isInteger(r.index) && r.index >= 0 && r.index < request.documents.length)
+      .map((r) => ({ index: r.index, relevanceScore: r.relevance_score }));
+    return { ranking, inputTokens: firstCount(json.meta?.tokens_used, json.usage?.total_tokens, json.meta?.billed_units?.input_tokens) };
+  },
+
+  async generateImages(request, call) {
+    const body = {
+      model: call.upstreamModel,
+      prompt: request.prompt,
+      n: request.n,
+      size: request.size,
+      quality: request.quality,
+      style: request.style,
+      response_format: request.responseFormat,
+    };
+    const json = await readJsonAs(await post(call, "/images/generations", body), ImagesSchema, "an image result");
+    const images = json.data.map((item): GeneratedImage | null => {
+      const revised = item.revised_prompt === undefined ? {} : { revisedPrompt: item.revised_prompt };
+      if (item.b64_json) return { base64: item.b64_json, mimeType: "image/png", ...revised };
+      return item.url ? { url: item.url, ...revised } : null;
+    });
+    if (images.length === 0 || images.some((image) => image === null)) throw new UpstreamError("protocol", "upstream sent an image without url or data");
+    return { images: images as GeneratedImage[] };
+  },
+
+  async speak(request, call) {
+    const body = { model: call.upstreamModel, input: request.input, voice: request.voice, response_format: request.format, speed: request.speed };
+    const response = await post(call, "/audio/speech", body);
+    if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
+    return { audio: response.body, contentType: response.headers.get("content-type") ?? SPEECH_CONTENT_TYPES[request.format] };
+  },
+
+  async transcribe(request, call) {
+    const fields: [string, string][] = [["model", call.upstreamModel], ["response_format", request.responseFormat]];
+    if (request.language !== undefined && request.task === "transcribe") fields.push(["language", request.language]);
+    if (request.prompt !== undefined) fields.push(["prompt", request.prompt]);
+    if (request.temperature !== undefined) fields.push(["temperature", String(request.temperature)]);
+    const { file } = request;
+    const form = encodeMultipart(fields, { field: "file", filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open() });
+    const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
+    const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
+    const response = await postToUpstream(call.fetch, `${call.channel.baseUrl}${path}`, headers, form.body, call.signal, call.firstByteTimeoutMs);
+    const text = await response.text();
+    const contentType = response.headers.get("content-type") ?? (request.responseFormat === "json" || request.responseFormat === "verbose_json" ? "application/json" : "text/plain; charset=utf-8");
+    let durationSeconds: number | null = null;
+    if (request.responseFormat === "verbose_json") {
+      try {
+        durationSeconds = parseVerboseTranscript(JSON.parse(text))?.durationSeconds ?? null;
+      } catch {
+        throw new UpstreamError("protocol", "upstream sent a verbose transcript that is not JSON");
+      }
+    }
+    return { kind: "rendered", body: text, contentType, durationSeconds };
+  },
+};
