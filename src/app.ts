@@ -12,18 +12,28 @@ import { chatCompletionsRoutes } from "./routes/chat/chat-completions.ts";
 import { messagesRoutes } from "./routes/chat/messages.ts";
 import { generateContentRoutes } from "./routes/chat/generate-content.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
+import { embeddingsRoutes } from "./routes/media/embeddings.ts";
+import { rerankRoutes } from "./routes/media/rerank.ts";
+import { imagesRoutes } from "./routes/media/images.ts";
+import { speechRoutes } from "./routes/media/speech.ts";
+import { TRANSCRIPTION_PATHS, transcriptionRoutes } from "./routes/media/transcriptions.ts";
 
 /** The runtime-neutral HTTP app: every route, middleware and the one error renderer. */
 export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestId());
-  app.use("*", bodyLimit(services.config.maxBodyBytes));
+  app.use("*", bodyLimit(services.config.maxBodyBytes, TRANSCRIPTION_PATHS));
   app.route("/", healthRoutes(services));
   app.route("/", modelRoutes(services));
   if (services.config.variant === "A") app.route("/", balanceRoutes(services));
   app.route("/", chatCompletionsRoutes(services));
   app.route("/", messagesRoutes(services));
   app.route("/", generateContentRoutes(services));
+  app.route("/", embeddingsRoutes(services));
+  app.route("/", rerankRoutes(services));
+  app.route("/", imagesRoutes(services));
+  app.route("/", speechRoutes(services));
+  app.route("/", transcriptionRoutes(services));
   app.route("/v1/admin", adminRoutes(services));
   app.notFound((c) => c.json(errorBody(404, `Unknown endpoint: ${c.req.method} ${c.req.path}`), 404));
   app.onError((error, c) => renderError(error, c, services.log));

@@ -12,7 +12,7 @@ import { announceChange } from "./state/change-feed.ts";
 const ENV_KEY_NAME = "GATEWAY_MANAGEMENT_KEY";
 const ADMIN_EMAIL = "admin@gateway.local";
 /** Models the first-start `mock` channel serves. */
-export const DEMO_MODELS = ["demo-chat", "demo-chat-mini"];
+export const DEMO_MODELS = ["demo-chat", "demo-chat-mini", "demo-embed", "demo-rerank", "demo-image", "demo-tts", "demo-transcribe"];
 const DEMO_BALANCE_MICROS = 10_000_000;
 
 /** What the first start created, to be printed once. */

@@ -20,6 +20,7 @@ const ConfigSchema = v.object({
   GATEWAY_VARIANT: v.optional(v.picklist(["A", "B"]), "A"),
   GATEWAY_DEMO: v.optional(v.picklist(["0", "1"]), "1"),
   GATEWAY_MAX_BODY_BYTES: integerFromEnv(10 * 1024 * 1024, 1024),
+  GATEWAY_MAX_UPLOAD_BYTES: integerFromEnv(25 * 1024 * 1024, 1024),
   GATEWAY_MAX_TOPUP_USD: integerFromEnv(100_000, 1),
   GATEWAY_DRAIN_TIMEOUT_MS: integerFromEnv(10_000, 0),
   GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
@@ -41,6 +42,8 @@ export interface Config {
   variant: Variant;
   demo: boolean;
   maxBodyBytes: number;
+  /** Largest audio file accepted by the transcription endpoints (streamed to a temp file). */
+  maxUploadBytes: number;
   /** Largest single top-up accepted, in micro-USD. */
   maxTopupMicros: number;
   drainTimeoutMs: number;
@@ -80,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     variant: e.GATEWAY_VARIANT,
     demo: e.GATEWAY_DEMO === "1",
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+    maxUploadBytes: e.GATEWAY_MAX_UPLOAD_BYTES,
     maxTopupMicros: e.GATEWAY_MAX_TOPUP_USD * 1_000_000,
     drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,

@@ -11,6 +11,8 @@ import { SettingsStore } from "./settings/settings-store.ts";
 import { ChangeFeed } from "./state/change-feed.ts";
 import { UsageWriter } from "./usage/usage-writer.ts";
 import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
+import { MediaDispatcher } from "./dispatch/media-dispatcher.ts";
+import type { UpstreamDeps } from "./dispatch/serve-through-channels.ts";
 import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 import { HoldBatcher } from "./billing/hold-batcher.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
@@ -38,6 +40,7 @@ export interface Services extends GatewayDeps {
   prices: PriceStore;
   usage: UsageWriter;
   chat: ChatDispatcher;
+  media: MediaDispatcher;
   breaker: ChannelBreaker;
   holds: HoldBatcher;
   rateLimiter: RateLimiter;
@@ -60,6 +63,15 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
   const instance = new InstanceRegistry(deps.db, deps.identity, deps.now);
+  const upstreams: UpstreamDeps = {
+    channels,
+    breaker,
+    fetch: deps.fetch,
+    now: deps.now,
+    upstreamTimeoutMs: deps.config.upstreamTimeoutMs,
+    firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
+    streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
+  };
   const services: Services = {
     ...deps,
     keys,
@@ -72,15 +84,8 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     instance,
     holds: new HoldBatcher(deps.db, deps.sql, () => instance.id, deps.log),
     rateLimiter: new RateLimiter(deps.now),
-    chat: new ChatDispatcher({
-      channels,
-      breaker,
-      fetch: deps.fetch,
-      now: deps.now,
-      upstreamTimeoutMs: deps.config.upstreamTimeoutMs,
-      firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
-      streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
-    }),
+    chat: new ChatDispatcher(upstreams),
+    media: new MediaDispatcher(upstreams),
     changes: new ChangeFeed(deps.db, reload),
     draining: false,
   };

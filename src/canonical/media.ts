@@ -66,7 +66,7 @@ export interface SpeechRequest {
 
 export interface SpeechResult {
   /** The audio as the upstream sends it, not buffered. */
-  audio: ReadableStream<Uint8Array>;
+  body: ReadableStream<Uint8Array>;
   contentType: string;
 }
 

@@ -1,4 +1,5 @@
 import type { Channel } from "../channels/channel.ts";
+import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
 import { tapStream } from "../streams/tap-stream.ts";
 import type { MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
@@ -43,9 +44,9 @@ export class MediaDispatcher {
     capability: C,
     meter: RequestMeter,
     signal: AbortSignal,
-    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<{ body: ReadableStream<Uint8Array>; contentType: string }>,
+    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<SpeechResult>,
     usage: BillableUsage,
-  ): Promise<Served<{ body: ReadableStream<Uint8Array>; contentType: string }>> {
+  ): Promise<Served<SpeechResult>> {
     const served = await this.#serve(model, capability, meter, signal, run);
     const body = tapStream(served.value.body, {
       onEnd: (end) =>

@@ -5,13 +5,19 @@ import { GatewayError } from "../errors/gateway-error.ts";
 
 /**
  * Refuses bodies over `maxBytes` with 413: at once from Content-Length, or as soon as a
- * chunked body passes the limit, never after reading it all.
+ * chunked body passes the limit, never after reading it all. Paths in `except` (the audio
+ * uploads) enforce their own, larger limit while streaming to disk.
  */
-export function bodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
-  return honoBodyLimit({
+export function bodyLimit(maxBytes: number, except: readonly string[] = []): MiddlewareHandler<AppEnv> {
+  const limit = honoBodyLimit({
     maxSize: maxBytes,
     onError() {
       throw new GatewayError(413, `Request body is larger than the limit of ${maxBytes} bytes`);
     },
   });
+  const exempt = new Set(except);
+  return async function bodyLimit(c, next) {
+    if (exempt.has(c.req.path)) return next();
+    return limit(c, next);
+  };
 }

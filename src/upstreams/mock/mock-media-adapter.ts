@@ -83,7 +83,7 @@ export const mockMediaAdapter: MediaAdapter = {
 
   async speak(request) {
     const audio = encodeSpeech(request.input, request.speed, request.format);
-    return { audio: chunked(audio), contentType: SPEECH_CONTENT_TYPES[request.format] };
+    return { body: chunked(audio), contentType: SPEECH_CONTENT_TYPES[request.format] };
   },
 
   async transcribe(request) {

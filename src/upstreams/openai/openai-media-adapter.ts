@@ -98,7 +98,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const body = { model: call.upstreamModel, input: request.input, voice: request.voice, response_format: request.format, speed: request.speed };
     const response = await post(call, "/audio/speech", body);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
-    return { audio: response.body, contentType: response.headers.get("content-type") ?? SPEECH_CONTENT_TYPES[request.format] };
+    return { body: response.body, contentType: response.headers.get("content-type") ?? SPEECH_CONTENT_TYPES[request.format] };
   },
 
   async transcribe(request, call) {

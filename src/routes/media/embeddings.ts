@@ -1,0 +1,68 @@
+import * as v from "valibot";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
+import { estimateTokens } from "../../lib/estimate-tokens.ts";
+import { encodeFloat32Base64 } from "../../lib/float32-base64.ts";
+import { admitRequest } from "../admit-request.ts";
+import { modelResponseHeaders } from "./media-response.ts";
+
+/** Inputs per request, as OpenAI's embeddings endpoint allows. */
+const MAX_INPUTS = 2048;
+
+const EmbeddingsRequestSchema = v.object({
+  model: ModelIdSchema,
+  input: v.union(
+    [
+      NonEmptyStringSchema,
+      v.pipe(
+        v.array(NonEmptyStringSchema, "must be a string or an array of strings"),
+        v.minLength(1, "must not be an empty array"),
+        v.maxLength(MAX_INPUTS, `must have at most ${MAX_INPUTS} items`),
+      ),
+    ],
+    "must be a non-empty string or a non-empty array of non-empty strings",
+  ),
+  encoding_format: v.optional(v.picklist(["float", "base64"], "must be 'float' or 'base64'"), "float"),
+  dimensions: v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"), v.maxValue(65_536, "must be at most 65536"))),
+  user: v.optional(v.string()),
+});
+
+/** POST /v1/embeddings (spec 4.6). */
+export function embeddingsRoutes(services: Services) {
+  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
+  return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(auth, "embeddings"), async (c) => {
+    const body = parseOrThrow(EmbeddingsRequestSchema, await readJsonBody(c.req.raw));
+    const inputs = typeof body.input === "string" ? [body.input] : body.input;
+    const estimatedTokens = inputs.reduce((sum, text) => sum + estimateTokens(text), 0);
+    const { meter, rateLimitHeaders } = await admitRequest(c, services, {
+      model: body.model,
+      mode: "embedding",
+      stream: false,
+      maxUsage: { inputTokens: estimatedTokens, outputTokens: 0 },
+    });
+    const request = { model: body.model, inputs, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }) };
+    const served = await services.media.call(
+      body.model,
+      "embed",
+      meter,
+      c.req.raw.signal,
+      (adapter, call) => adapter.embed(request, call),
+      (result) => ({ inputTokens: result.inputTokens ?? estimatedTokens, outputTokens: 0 }),
+    );
+    const tokens = served.value.inputTokens ?? estimatedTokens;
+    const data = served.value.vectors.map((vector, index) => ({
+      object: "embedding",
+      index,
+      embedding: body.encoding_format === "base64" ? encodeFloat32Base64(vector) : vector,
+    }));
+    return c.json(
+      { object: "list", data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
+      200,
+      modelResponseHeaders(rateLimitHeaders, served),
+    );
+  });
+}

@@ -1,0 +1,77 @@
+import * as v from "valibot";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import type { GeneratedImage, ImageRequest } from "../../canonical/media.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { badRequest } from "../../errors/gateway-error.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
+import type { Price } from "../../pricing/price.ts";
+import { admitRequest } from "../admit-request.ts";
+import { defaultModelFor } from "./default-model.ts";
+import { modelResponseHeaders } from "./media-response.ts";
+
+/** Sizes a model without a size price table accepts: those of OpenAI's image models. */
+const DEFAULT_IMAGE_SIZES = ["256x256", "512x512", "1024x1024", "1792x1024", "1024x1792"];
+const MAX_PROMPT_CHARACTERS = 4000;
+
+const ImagesRequestSchema = v.object({
+  model: v.optional(ModelIdSchema),
+  prompt: v.pipe(NonEmptyStringSchema, v.maxLength(MAX_PROMPT_CHARACTERS, `must be at most ${MAX_PROMPT_CHARACTERS} characters`)),
+  n: v.optional(v.pipe(v.number("must be an integer from 1 to 10"), v.integer("must be an integer from 1 to 10"), v.minValue(1, "must be at least 1"), v.maxValue(10, "must be at most 10")), 1),
+  size: v.optional(v.pipe(v.string("must be a string"), v.regex(/^[1-9]\d{0,4}x[1-9]\d{0,4}$/, "must be '<width>x<height>', e.g. '1024x1024'"))),
+  quality: v.optional(v.picklist(["standard", "hd"], "must be 'standard' or 'hd'"), "standard"),
+  style: v.optional(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'"), "vivid"),
+  response_format: v.optional(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'"), "url"),
+  user: v.optional(v.string()),
+});
+
+/** The sizes a model serves: those its price table names, else the default set. */
+function sizesOf(price: Price | undefined): string[] {
+  if (!price?.imagePrices) return DEFAULT_IMAGE_SIZES;
+  return [...new Set(Object.keys(price.imagePrices).map((key) => key.split("/")[0]!))];
+}
+
+/** The size asked for (or the model's default), refused with 400 when the model does not make it. */
+function checkedSize(model: string, price: Price | undefined, asked: string | undefined, quality: string): string {
+  const sizes = sizesOf(price);
+  const size = asked ?? (sizes.includes("1024x1024") ? "1024x1024" : sizes[0]!);
+  if (!sizes.includes(size)) throw badRequest(`Invalid 'size': the model '${model}' makes ${sizes.join(", ")}`);
+  if (price?.imagePrices && price.imagePrices[`${size}/${quality}`] === undefined) {
+    throw badRequest(`Invalid 'quality': the model '${model}' does not make '${quality}' images at ${size}`);
+  }
+  return size;
+}
+
+/** One image as the caller asked for it: a URL (a data: URL when the upstream sent bytes) or base64. */
+function imageView(image: GeneratedImage, format: "url" | "b64_json") {
+  const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
+  if ("url" in image) return { url: image.url, ...revised };
+  if (format === "b64_json") return { b64_json: image.base64, ...revised };
+  return { url: `data:${image.mimeType};base64,${image.base64}`, ...revised };
+}
+
+/** POST /v1/images/generations (spec 4.8), priced per image by size and quality. */
+export function imagesRoutes(services: Services) {
+  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
+  return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(auth, "images"), async (c) => {
+    const body = parseOrThrow(ImagesRequestSchema, await readJsonBody(c.req.raw));
+    const model = body.model ?? defaultModelFor(services, c.get("principal"), "image");
+    const size = checkedSize(model, services.prices.get(model), body.size, body.quality);
+    const usageOf = (count: number) => ({ inputTokens: 0, outputTokens: 0, images: { count, size, quality: body.quality } });
+    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "image", stream: false, maxUsage: usageOf(body.n) });
+    const request: ImageRequest = { model, prompt: body.prompt, n: body.n, size, quality: body.quality, style: body.style, responseFormat: body.response_format };
+    const served = await services.media.call(
+      model,
+      "generateImages",
+      meter,
+      c.req.raw.signal,
+      (adapter, call) => adapter.generateImages(request, call),
+      // Billed for what came back, never more than was asked for (and held).
+      (result) => usageOf(Math.min(result.images.length, body.n)),
+    );
+    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format));
+    return c.json({ created: Math.floor(services.now() / 1000), data }, 200, modelResponseHeaders(rateLimitHeaders, served));
+  });
+}

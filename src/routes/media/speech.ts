@@ -1,0 +1,61 @@
+import * as v from "valibot";
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import { SPEECH_FORMATS, type SpeechRequest } from "../../canonical/media.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema } from "../../lib/schemas.ts";
+import { numberInRange } from "../../lib/validate.ts";
+import { admitRequest } from "../admit-request.ts";
+import { defaultModelFor } from "./default-model.ts";
+import { modelResponseHeaders } from "./media-response.ts";
+
+/** Spec section 8: the longest text one speech request may speak. */
+const MAX_INPUT_CHARACTERS = 4096;
+/** The voices of spec 4.9, and those OpenAI added since, which its SDK offers. */
+const VOICES = ["alloy", "echo", "fable", "onyx", "nova", "shimmer", "ash", "ballad", "coral", "sage", "verse"] as const;
+
+/** Characters as people count them (code points), not UTF-16 units. */
+const characterCount = (text: string) => [...text].length;
+
+const SpeechRequestSchema = v.object({
+  model: v.optional(ModelIdSchema),
+  input: v.pipe(
+    v.string("must be a string"),
+    v.minLength(1, "must not be empty"),
+    v.check((text) => characterCount(text) <= MAX_INPUT_CHARACTERS, `must be at most ${MAX_INPUT_CHARACTERS} characters`),
+  ),
+  voice: v.optional(v.picklist(VOICES, `must be one of ${VOICES.join(", ")}`), "alloy"),
+  response_format: v.optional(v.picklist(SPEECH_FORMATS, `must be one of ${SPEECH_FORMATS.join(", ")}`), "mp3"),
+  speed: v.optional(numberInRange(0.25, 4), 1),
+  instructions: v.optional(v.string()),
+});
+
+/**
+ * POST /v1/audio/speech (spec 4.9): the audio streams through as the upstream sends it.
+ * Priced per 1K characters, so the hold is the exact cost; a client that stops listening
+ * halfway still pays for the whole text, which the upstream was asked to speak and bills.
+ */
+export function speechRoutes(services: Services) {
+  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
+  return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(auth, "audio"), async (c) => {
+    const body = parseOrThrow(SpeechRequestSchema, await readJsonBody(c.req.raw));
+    const model = body.model ?? defaultModelFor(services, c.get("principal"), "speech");
+    const usage = { inputTokens: 0, outputTokens: 0, characters: characterCount(body.input) };
+    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "speech", stream: true, maxUsage: usage });
+    const request: SpeechRequest = { model, input: body.input, voice: body.voice, format: body.response_format, speed: body.speed };
+    const served = await services.media.stream(
+      model,
+      "speak",
+      meter,
+      c.req.raw.signal,
+      (adapter, call) => adapter.speak(request, call),
+      usage,
+    );
+    return new Response(served.value.body, {
+      status: 200,
+      headers: { "content-type": served.value.contentType, ...modelResponseHeaders(rateLimitHeaders, served), "x-request-id": c.get("requestId") },
+    });
+  });
+}

@@ -1,0 +1,103 @@
+import * as v from "valibot";
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../../app-env.ts";
+import type { Services } from "../../services.ts";
+import type { TranscriptionRequest, TranscriptionResult } from "../../canonical/media.ts";
+import { TRANSCRIPT_FORMATS, type TranscriptTask } from "../../canonical/transcript.ts";
+import { isIso6391 } from "../../canonical/language-codes.ts";
+import { probeAudio } from "../../audio/probe-audio.ts";
+import { requireApiKey } from "../../auth/authenticate.ts";
+import { badRequest, GatewayError } from "../../errors/gateway-error.ts";
+import { parseOrThrow, numberInRange } from "../../lib/validate.ts";
+import { ModelIdSchema } from "../../lib/schemas.ts";
+import { renderTranscript } from "../../translate/transcription/render-transcript.ts";
+import { receiveMultipartUpload, type ReceivedUpload } from "../../uploads/receive-upload.ts";
+import { admitRequest } from "../admit-request.ts";
+import { defaultModelFor } from "./default-model.ts";
+import { modelResponseHeaders } from "./media-response.ts";
+
+const FIELD_LIMITS = { maxFieldBytes: 64 * 1024, maxParts: 64 };
+
+/** The upload endpoints: exempt from the JSON body limit, bounded by the upload cap instead. */
+export const TRANSCRIPTION_PATHS = ["/v1/audio/transcriptions", "/v1/audio/translations"] as const;
+
+/** Form fields arrive as strings; numbers are parsed here. */
+const TranscriptionFieldsSchema = v.object({
+  model: v.optional(ModelIdSchema),
+  language: v.optional(v.pipe(v.string(), v.check(isIso6391, "must be an ISO-639-1 code such as 'en'"), v.toLowerCase())),
+  prompt: v.optional(v.string()),
+  response_format: v.optional(v.picklist(TRANSCRIPT_FORMATS, `must be one of ${TRANSCRIPT_FORMATS.join(", ")}`), "json"),
+  temperature: v.optional(v.pipe(v.string(), v.transform(Number), numberInRange(0, 1))),
+});
+
+/** The multipart body, spooled to a temp file; a client that hangs up mid-upload is a 499. */
+async function receive(c: Context<AppEnv>, maxFileBytes: number): Promise<ReceivedUpload> {
+  const contentType = c.req.header("content-type") ?? "";
+  if (!/^multipart\/form-data\s*;/i.test(contentType)) {
+    throw badRequest("The request must be multipart/form-data with the audio in a 'file' part");
+  }
+  try {
+    return await receiveMultipartUpload(c.req.raw.body, contentType, { maxFileBytes, ...FIELD_LIMITS });
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    if (c.req.raw.signal.aborted) throw new GatewayError(499, "The client closed the request during the upload");
+    throw badRequest("The upload ended before the multipart body was complete");
+  }
+}
+
+/** The response body of a result, in the requested format. */
+function render(result: TranscriptionResult, request: TranscriptionRequest): { body: string; contentType: string } {
+  return result.kind === "rendered" ? result : renderTranscript(result.transcript, request.responseFormat, request.task);
+}
+
+/** Seconds of audio a result bills: the upstream's own count where it gave one, else the file's header. */
+function billedSeconds(result: TranscriptionResult, headerSeconds: number): number {
+  return result.kind === "transcript" ? result.transcript.durationSeconds : (result.durationSeconds ?? headerSeconds);
+}
+
+/**
+ * POST /v1/audio/transcriptions and /v1/audio/translations (spec 4.10, 4.11): the upload is
+ * streamed to a temp file under the size cap, its duration read from its header, and priced
+ * per minute. The temp file is removed once the response is built, whatever happened.
+ */
+export function transcriptionRoutes(services: Services) {
+  const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now }, "audio");
+  const serve = (task: TranscriptTask) => async (c: Context<AppEnv>) => {
+    const upload = await receive(c, services.config.maxUploadBytes);
+    try {
+      const fields = parseOrThrow(TranscriptionFieldsSchema, upload.fields);
+      const { file } = upload;
+      if (!file) throw badRequest("'file' is required");
+      if (file.size === 0) throw badRequest("Invalid 'file': the file is empty");
+      const probe = await probeAudio(file);
+      if (!probe) throw badRequest("Invalid 'file': not an audio file in a format the gateway reads (mp3, wav, flac, ogg, m4a, webm)");
+      const model = fields.model ?? defaultModelFor(services, c.get("principal"), "transcription");
+      const usageOf = (audioSeconds: number) => ({ inputTokens: 0, outputTokens: 0, audioSeconds });
+      const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream: false, maxUsage: usageOf(probe.durationSeconds) });
+      const request: TranscriptionRequest = {
+        model,
+        task,
+        file: { filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open(), read: (o, l) => file.read(o, l), durationSeconds: probe.durationSeconds },
+        responseFormat: fields.response_format,
+        ...(fields.language === undefined ? {} : { language: fields.language }),
+        ...(fields.prompt === undefined ? {} : { prompt: fields.prompt }),
+        ...(fields.temperature === undefined ? {} : { temperature: fields.temperature }),
+      };
+      const served = await services.media.call(
+        model,
+        "transcribe",
+        meter,
+        c.req.raw.signal,
+        (adapter, call) => adapter.transcribe(request, call),
+        (result) => usageOf(billedSeconds(result, probe.durationSeconds)),
+      );
+      const { body, contentType } = render(served.value, request);
+      return c.body(body, 200, { "content-type": contentType, ...modelResponseHeaders(rateLimitHeaders, served) });
+    } finally {
+      await upload.file?.remove();
+    }
+  };
+  return new Hono<AppEnv>()
+    .post(TRANSCRIPTION_PATHS[0], auth, serve("transcribe"))
+    .post(TRANSCRIPTION_PATHS[1], auth, serve("translate"));
+}
