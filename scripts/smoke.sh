@@ -101,7 +101,7 @@ smoke_running() {
     fi
     fail "$name health" "$why"
     dump_logs "$dir"
-    for check in demo-key chat chat-stream; do fail "$name $check" "skipped: gateway did not become healthy"; done
+    for check in demo-key chat chat-stream media; do fail "$name $check" "skipped: gateway did not become healthy"; done
     [ "$want_metrics" = 1 ] && fail "$name idle-rss" "skipped: gateway did not become healthy"
     stop_and_check "$name" "$pid" "$dir"
     return
@@ -163,6 +163,33 @@ smoke_running() {
     fi
   fi
 
+  # --- other modalities: speech to a WAV file, that file uploaded for transcription, and
+  # embeddings (exercises temp-file uploads and multipart under each runtime)
+  if [ -z "$key" ]; then
+    fail "$name media" "skipped: no demo key"
+  else
+    local speech_code transcript_code embed_code
+    speech_code="$(curl -s -o "$dir/speech.wav" -w '%{http_code}' --max-time "$REQUEST_TIMEOUT_S" \
+      -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+      -d '{"model":"demo-tts","input":"Smoke test of the speech endpoint","response_format":"wav"}' \
+      "$base/v1/audio/speech" 2>/dev/null)"
+    transcript_code="$(curl -s -o "$dir/transcript.json" -w '%{http_code}' --max-time "$REQUEST_TIMEOUT_S" \
+      -H "Authorization: Bearer $key" -F "file=@$dir/speech.wav" -F model=demo-transcribe -F response_format=verbose_json \
+      "$base/v1/audio/transcriptions" 2>/dev/null)"
+    embed_code="$(curl -s -o "$dir/embed.json" -w '%{http_code}' --max-time "$REQUEST_TIMEOUT_S" \
+      -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+      -d '{"model":"demo-embed","input":["one","two"]}' "$base/v1/embeddings" 2>/dev/null)"
+    if [ "$speech_code" != "200" ] || [ "$(head -c 4 "$dir/speech.wav" 2>/dev/null)" != "RIFF" ]; then
+      fail "$name media" "speech: HTTP ${speech_code:-none}, body starts $(head -c 60 "$dir/speech.wav" 2>/dev/null | tr -cd '[:print:]')"
+    elif [ "$transcript_code" != "200" ] || ! grep -q '"duration"' "$dir/transcript.json"; then
+      fail "$name media" "transcription: HTTP ${transcript_code:-none}; body: $(head -c 200 "$dir/transcript.json" 2>/dev/null)"
+    elif [ "$embed_code" != "200" ] || ! grep -q '"embedding"' "$dir/embed.json"; then
+      fail "$name media" "embeddings: HTTP ${embed_code:-none}; body: $(head -c 200 "$dir/embed.json" 2>/dev/null)"
+    else
+      pass "$name media"
+    fi
+  fi
+
   # --- idle RSS (executable only)
   if [ "$want_metrics" = 1 ]; then
     sleep "$IDLE_SETTLE_S"
@@ -221,12 +248,12 @@ smoke_binary() {
   if ! npm run build >"$dir/build.log" 2>&1; then
     fail "$name build" "npm run build failed: $(last_line "$dir/build.log")"
     tail -n 30 "$dir/build.log" >&2
-    for check in health demo-key chat chat-stream idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   if [ ! -x dist/gateway ]; then
     fail "$name build" "npm run build succeeded but dist/gateway is missing or not executable"
-    for check in health demo-key chat chat-stream idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   pass "$name build"
@@ -259,7 +286,7 @@ smoke_deno() {
   new_tmpdir; dir="$NEW_TMPDIR"
   if [ ! -x node_modules/.bin/deno ]; then
     fail "$name health" "node_modules/.bin/deno not found (npm install?)"
-    for check in demo-key chat chat-stream sigterm; do fail "$name $check" "skipped: no deno"; done
+    for check in demo-key chat chat-stream media sigterm; do fail "$name $check" "skipped: no deno"; done
     return
   fi
   port="$(free_port)" || { fail "$name health" "could not pick a free port"; return; }
@@ -283,12 +310,12 @@ smoke_node() {
   if ! npm run build:node >"$dir/build.log" 2>&1; then
     fail "$name build" "npm run build:node failed: $(last_line "$dir/build.log")"
     tail -n 30 "$dir/build.log" >&2
-    for check in health demo-key chat chat-stream sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   if [ ! -f dist/node/node.js ]; then
     fail "$name build" "npm run build:node succeeded but dist/node/node.js is missing"
-    for check in health demo-key chat chat-stream sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   pass "$name build"
