@@ -74,7 +74,7 @@ export async function bootstrap(db: Kysely<Database>, config: Config, now: numbe
 
 /** Ensures the env key is an active management token and earlier env keys are revoked. */
 async function installEnvManagementKey(trx: Kysely<Database>, adminId: string, key: string, now: number): Promise<void> {
-  const hash = await hashKey(key);
+  const hash = hashKey(key);
   await trx.updateTable("tokens").set({ status: "revoked" }).where("name", "=", ENV_KEY_NAME).where("key_hash", "!=", hash).execute();
   const existing = await trx.selectFrom("tokens").select("id").where("key_hash", "=", hash).executeTakeFirst();
   if (existing) {

@@ -26,7 +26,7 @@ export async function createToken(db: Kysely<Database>, token: NewToken): Promis
     user_id: token.userId,
     name: token.name,
     role: token.role,
-    key_hash: await hashKey(key),
+    key_hash: hashKey(key),
     key_prefix: displayPrefixOf(key),
     permissions_json: JSON.stringify(token.permissions ?? (token.role === "user" ? [...PERMISSIONS] : [])),
     models_json: token.models ? JSON.stringify(token.models) : null,

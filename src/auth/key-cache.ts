@@ -36,7 +36,7 @@ export class KeyCache {
 
   /** The principal for a plaintext key, or null for a key the gateway never issued. */
   async resolve(key: string): Promise<Principal | null> {
-    const hash = await hashKey(key);
+    const hash = hashKey(key);
     const cached = this.#known.get(hash);
     if (cached) return cached;
     if (this.#unknown.has(hash)) return null;

@@ -20,7 +20,7 @@ export function adminTopUpRoutes(services: Services) {
     const body = parseOrThrow(TopUpSchema, await readJsonBody(c.req.raw));
     const key = c.req.header("idempotency-key");
     if (key !== undefined && (key.length === 0 || key.length > 255)) throw badRequest("Idempotency-Key must be 1 to 255 characters");
-    const fingerprint = key === undefined ? undefined : await hashKey(JSON.stringify([body.user_id, body.amount, body.payment_method]));
+    const fingerprint = key === undefined ? undefined : hashKey(JSON.stringify([body.user_id, body.amount, body.payment_method]));
     try {
       const result = await topUp(services.db, {
         userId: body.user_id,
