@@ -13,10 +13,11 @@ export function encodeFloat32Base64(vector: readonly number[]): string {
   return bytesToBase64(bytes);
 }
 
-/** The vector in base64 little-endian float32 bytes. */
+/** The vector in base64 little-endian float32 bytes; throws when the bytes are not whole float32s. */
 export function decodeFloat32Base64(text: string): number[] {
   const binary = atob(text);
-  const view = new DataView(new ArrayBuffer(binary.length - (binary.length % 4)));
+  if (binary.length % 4 !== 0) throw new RangeError("base64 vector is not a whole number of float32 values");
+  const view = new DataView(new ArrayBuffer(binary.length));
   for (let i = 0; i < view.byteLength; i++) view.setUint8(i, binary.charCodeAt(i));
   const vector = new Array<number>(view.byteLength / 4);
   for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);

@@ -58,18 +58,25 @@ export const openAiMediaAdapter: MediaAdapter = {
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
     const json = await readJsonAs(await post(call, "/embeddings", body), EmbeddingsSchema, "embeddings");
     if (json.data.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
-    const vectors: number[][] = new Array(request.inputs.length);
+    const vectors: (number[] | undefined)[] = new Array(request.inputs.length);
     json.data.forEach((item, position) => {
-      vectors[item.index ?? position] = typeof item.embedding === "string" ? decodeBase64Vector(item.embedding) : item.embedding;
+      const index = item.index ?? position;
+      // Each input exactly once: an index out of range or seen twice would leave a hole.
+      if (!Number.isInteger(index) || index < 0 || index >= vectors.length || vectors[index] !== undefined) {
+        throw new UpstreamError("protocol", "upstream sent embeddings whose indices do not match the inputs");
+      }
+      vectors[index] = typeof item.embedding === "string" ? decodeBase64Vector(item.embedding) : item.embedding;
     });
-    return { vectors, inputTokens: json.usage?.prompt_tokens ?? null };
+    return { vectors: vectors as number[][], inputTokens: json.usage?.prompt_tokens ?? null };
   },
 
   async rerank(request, call) {
     const body = { model: call.upstreamModel, query: request.query, documents: request.documents, top_n: request.topN, return_documents: false };
     const json = await readJsonAs(await post(call, "/rerank", body), RerankSchema, "a rerank result");
+    // Each document at most once, and only documents that exist.
+    const seen = new Set<number>();
     const ranking = json.results
-      .filter((r) => Number.isInteger(r.index) && r.index >= 0 && r.index < request.documents.length)
+      .filter((r) => Number.isInteger(r.index) && r.index >= 0 && r.index < request.documents.length && !seen.has(r.index) && seen.add(r.index))
       .map((r) => ({ index: r.index, relevanceScore: r.relevance_score }));
     return { ranking, inputTokens: firstCount(json.meta?.tokens_used, json.usage?.total_tokens, json.meta?.billed_units?.input_tokens) };
   },
