@@ -52,9 +52,10 @@ export class MediaDispatcher {
       onEnd: (end) =>
         meter.finish({
           status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
-          // The upstream was asked for all of it and bills all of it, also when the
-          // client stops listening halfway.
-          usage,
+          // The upstream was asked for all of it and bills all of it, also when the client
+          // stops listening halfway. A body the upstream broke off is of no use to the
+          // caller, so that one is not charged.
+          usage: end === "failed" ? null : usage,
           channelId: served.channel.id,
         }),
     });

@@ -27,15 +27,18 @@ export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknow
   return result.output;
 }
 
-/** Reads a request body as JSON, or throws a 400 when it is not JSON. */
+/** Reads a request body as a JSON object, or throws a 400 when it is not one. */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const text = await request.text();
   if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw badRequest("Request body is not valid JSON");
   }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("Request body must be a JSON object");
+  return body;
 }
 
 /** A number in [min, max], with a message that says so. */

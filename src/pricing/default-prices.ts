@@ -72,7 +72,18 @@ export const DEFAULT_PRICES: readonly Price[] = [
     imagePrices: { "256x256/standard": usd(0.016), "512x512/standard": usd(0.018), "1024x1024/standard": usd(0.02) },
   }),
   entry("dall-e-3", "image", { perImage: usd(0.04), imagePrices: DALL_E_3_SIZES }),
-  entry("gpt-image-1", "image", { perImage: usd(0.042) }),
+  // gpt-image-1's medium and high qualities, as the spec's standard and hd.
+  entry("gpt-image-1", "image", {
+    perImage: usd(0.042),
+    imagePrices: {
+      "1024x1024/standard": usd(0.042),
+      "1024x1536/standard": usd(0.063),
+      "1536x1024/standard": usd(0.063),
+      "1024x1024/hd": usd(0.167),
+      "1024x1536/hd": usd(0.25),
+      "1536x1024/hd": usd(0.25),
+    },
+  }),
   entry("tts-1", "speech", { per1kCharacters: usd(0.015) }),
   entry("tts-1-hd", "speech", { per1kCharacters: usd(0.03) }),
   entry("whisper-1", "transcription", { perMinute: usd(0.006) }),

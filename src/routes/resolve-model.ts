@@ -14,6 +14,6 @@ export function assertModelUsable(services: Services, principal: Principal, mode
   }
   const modelMode = services.prices.get(model)?.mode ?? "chat";
   if (modelMode !== mode) {
-    throw new GatewayError(400, `The model '${model}' is a ${modelMode} model and cannot be used on this endpoint`);
+    throw new GatewayError(400, `The model '${model}' serves ${modelMode} requests and cannot be used on this endpoint`);
   }
 }

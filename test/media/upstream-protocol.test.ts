@@ -13,17 +13,34 @@ let upstream: ReturnType<typeof Bun.serve>;
 let answer: unknown = {};
 
 beforeAll(async () => {
-  upstream = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json(answer) });
+  upstream = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(request) {
+      if (!request.url.endsWith("/audio/speech")) return Response.json(answer);
+      // Some audio, then the connection breaks off mid-body.
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent++ < 2) return controller.enqueue(new Uint8Array(4096).fill(1));
+          await Bun.sleep(20);
+          controller.error(new Error("upstream broke off"));
+        },
+      });
+      return new Response(body, { headers: { "content-type": "audio/mpeg" } });
+    },
+  });
   gw = await startTestGateway();
   await createChannel(gw, {
     name: "odd-upstream",
     type: "openai",
     base_url: `http://127.0.0.1:${upstream.port}/v1`,
     api_key: "sk-up",
-    models: ["odd-embed", "odd-rerank"],
+    models: ["odd-embed", "odd-rerank", "odd-tts"],
   });
-  for (const [model, mode] of [["odd-embed", "embedding"], ["odd-rerank", "rerank"]]) {
-    expect((await gw.admin("POST", "/v1/admin/prices", { model, mode, input_per_million: 1, per_1k_documents: 1 })).status).toBe(200);
+  for (const [model, mode] of [["odd-embed", "embedding"], ["odd-rerank", "rerank"], ["odd-tts", "speech"]]) {
+    const prices = { input_per_million: 1, per_1k_documents: 1, per_1k_characters: 1 };
+    expect((await gw.admin("POST", "/v1/admin/prices", { model, mode, ...prices })).status).toBe(200);
   }
 });
 
@@ -56,4 +73,19 @@ test("rerank results naming a document twice or one that does not exist keep eac
   const body = await response.json();
   expect(body.results.map((r: { index: number }) => r.index)).toEqual([0, 1]);
   expect(body.results[0].relevance_score).toBe(0.5);
+});
+
+test("speech whose upstream breaks off mid-body: the client's read fails, the row says 502 and nothing is charged", async () => {
+  const before = await gw.database.db.selectFrom("users").select("balance_micros").where("email", "=", "demo@gateway.local").executeTakeFirstOrThrow();
+  const response = await postJson(gw, gw.demoKey, "/v1/audio/speech", { model: "odd-tts", input: "x".repeat(1000) });
+  expect(response.status).toBe(200);
+  const requestId = response.headers.get("x-request-id")!;
+  await expect(response.arrayBuffer()).rejects.toThrow();
+  await Bun.sleep(50);
+  await gw.services.usage.flush();
+  const row = await gw.database.db.selectFrom("usage_logs").select(["status", "cost_micros"]).where("request_id", "=", requestId).executeTakeFirstOrThrow();
+  expect(row).toEqual({ status: 502, cost_micros: 0 });
+  const after = await gw.database.db.selectFrom("users").select("balance_micros").where("email", "=", "demo@gateway.local").executeTakeFirstOrThrow();
+  expect(after.balance_micros).toBe(before.balance_micros);
+  expect(await gw.database.db.selectFrom("holds").selectAll().where("id", "=", requestId).execute()).toEqual([]);
 });

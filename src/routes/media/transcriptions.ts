@@ -27,7 +27,7 @@ const TranscriptionFieldsSchema = v.object({
   language: v.optional(v.pipe(v.string(), v.check(isIso6391, "must be an ISO-639-1 code such as 'en'"), v.toLowerCase())),
   prompt: v.optional(v.string()),
   response_format: v.optional(v.picklist(TRANSCRIPT_FORMATS, `must be one of ${TRANSCRIPT_FORMATS.join(", ")}`), "json"),
-  temperature: v.optional(v.pipe(v.string(), v.transform(Number), numberInRange(0, 1))),
+  temperature: v.optional(v.pipe(v.string(), v.nonEmpty("must be a number between 0 and 1"), v.transform(Number), numberInRange(0, 1))),
 });
 
 /** The multipart body, spooled to a temp file; a client that hangs up mid-upload is a 499. */
