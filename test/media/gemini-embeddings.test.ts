@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { createChannel, postJson } from "../helpers/openai-media-upstream.ts";
+
+/** /v1/embeddings over a `gemini` channel: batchEmbedContents on Gemini's wire format. */
+
+let gw: TestGateway;
+let upstream: ReturnType<typeof Bun.serve>;
+const received: { path: string; key: string | null; body: any }[] = [];
+
+beforeAll(async () => {
+  upstream = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { requests: { content: { parts: { text: string }[] } }[] };
+      received.push({ path: new URL(request.url).pathname, key: request.headers.get("x-goog-api-key"), body });
+      // One vector per text: its length and its first character code, so order is checkable.
+      return Response.json({ embeddings: body.requests.map((r) => ({ values: [r.content.parts[0]!.text.length, r.content.parts[0]!.text.charCodeAt(0)] })) });
+    },
+  });
+  gw = await startTestGateway();
+  await createChannel(gw, {
+    name: "gemini",
+    type: "gemini",
+    base_url: `http://127.0.0.1:${upstream.port}`,
+    api_key: "gemini-secret",
+    models: ["g-embed"],
+    model_map: { "g-embed": "text-embedding-004" },
+  });
+  expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed", mode: "embedding", input_per_million: 1 })).status).toBe(200);
+});
+
+afterAll(async () => {
+  await gw.close();
+  upstream.stop(true);
+});
+
+test("inputs go to models/{mapped}:batchEmbedContents with the channel's key; vectors come back in input order", async () => {
+  const response = await postJson(gw, gw.demoKey, "/v1/embeddings", { model: "g-embed", input: ["hello", "a", "zz"], dimensions: 2 });
+  expect(response.status).toBe(200);
+  const body = await response.json();
+  expect(body.data.map((d: any) => [d.index, d.embedding])).toEqual([[0, [5, 104]], [1, [1, 97]], [2, [2, 122]]]);
+  expect(body.model).toBe("g-embed");
+  // Gemini does not count embedding tokens: the estimate (4 characters a token, at least 1 each) is billed and shown.
+  expect(body.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+  const call = received.at(-1)!;
+  expect(call.path).toBe("/v1beta/models/text-embedding-004:batchEmbedContents");
+  expect(call.key).toBe("gemini-secret");
+  expect(call.body.requests).toEqual([
+    { model: "models/text-embedding-004", content: { parts: [{ text: "hello" }] }, outputDimensionality: 2 },
+    { model: "models/text-embedding-004", content: { parts: [{ text: "a" }] }, outputDimensionality: 2 },
+    { model: "models/text-embedding-004", content: { parts: [{ text: "zz" }] }, outputDimensionality: 2 },
+  ]);
+});
+
+test("a gemini channel is never offered rerank, images or audio: those answer 503 for its models", async () => {
+  expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed", mode: "rerank", per_1k_documents: 1 })).status).toBe(200);
+  const response = await postJson(gw, gw.demoKey, "/v1/rerank", { model: "g-embed", query: "q", documents: ["d"] });
+  expect(response.status).toBe(503);
+  expect(received.every((r) => r.path.endsWith(":batchEmbedContents"))).toBe(true);
+  expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed", mode: "embedding", input_per_million: 1 })).status).toBe(200);
+});
