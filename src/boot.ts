@@ -1,3 +1,4 @@
+import type { CreateTempUpload } from "./uploads/temp-upload.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { openDatabase, localPathOf } from "./db/open-database.ts";
 import { migrate } from "./db/migrate.ts";
@@ -26,6 +27,8 @@ export interface RuntimeHost {
   /** Writes a line to standard output. */
   write(line: string): void;
   identity: ProcessIdentity;
+  /** Temp files for audio uploads. */
+  createTempUpload: CreateTempUpload;
 }
 
 function dirnameOf(path: string): string | null {
@@ -103,7 +106,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
-  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity });
+  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/schema.ts";
 import type { SyncSql } from "./db/sync-sql.ts";
+import type { CreateTempUpload } from "./uploads/temp-upload.ts";
 import type { Logger } from "./lib/logger.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LastUsedTracker } from "./auth/last-used.ts";
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   log: Logger;
   /** This process, as the runtime sees it: to recognise crashed siblings and release their holds. */
   identity: ProcessIdentity;
+  /** Makes the temp file an audio upload is spooled to (the runtime's file system). */
+  createTempUpload: CreateTempUpload;
 }
 
 /** The gateway's long-lived parts, built once and shared by every route. */

@@ -1,4 +1,5 @@
 /** Deno entry: `deno task start`. */
+import { createTempUpload } from "./node-temp-upload.ts";
 import { main, type RuntimeHost } from "../boot.ts";
 
 declare const Deno: {
@@ -28,6 +29,8 @@ const host: RuntimeHost = {
   },
   exit: (code) => Deno.exit(code),
   write: (line) => console.log(line),
+  // Deno provides Node's fs module, so uploads share the one temp-file implementation.
+  createTempUpload: () => createTempUpload(),
   identity: {
     host: Deno.hostname(),
     pid: Deno.pid,

@@ -2,8 +2,9 @@
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import type { RuntimeHost } from "../boot.ts";
+import { createTempUpload } from "./node-temp-upload.ts";
 
-/** Everything but `serve`, from Node's process, fs and os modules. */
+/** Everything but `serve`, from Node's process, fs and os modules (also what Deno uses for temp files). */
 export function nodeProcessHost(): Omit<RuntimeHost, "serve"> {
   return {
     env: process.env,
@@ -13,6 +14,7 @@ export function nodeProcessHost(): Omit<RuntimeHost, "serve"> {
     },
     exit: (code) => process.exit(code),
     write: (line) => console.log(line),
+    createTempUpload: () => createTempUpload(),
     identity: {
       host: hostname(),
       pid: process.pid,

@@ -1,6 +1,6 @@
 import { GatewayError } from "../errors/gateway-error.ts";
 import { parseMultipartStream, type MultipartLimits } from "../multipart/parse-multipart.ts";
-import { createTempUpload, type TempUpload } from "./temp-upload.ts";
+import type { CreateTempUpload, TempUpload } from "./temp-upload.ts";
 
 /** The uploaded file, spooled to disk, with what the client said about it. */
 export type UploadedFile = TempUpload & { filename: string; contentType: string };
@@ -15,10 +15,8 @@ export interface ReceivedUpload {
   file: UploadedFile | null;
 }
 
-/** Limits of one upload, and where its temp file goes (default: the OS temp dir's gateway-uploads). */
-export interface UploadLimits extends MultipartLimits {
-  dir?: string;
-}
+/** Limits of one upload. */
+export type UploadLimits = MultipartLimits;
 
 /** The limits of OpenAI's audio endpoints: a 25 MB file and a few small fields. */
 export const DEFAULT_UPLOAD_LIMITS: UploadLimits = { maxFileBytes: 25 * 1024 * 1024, maxFieldBytes: 64 * 1024, maxParts: 64 };
@@ -34,6 +32,7 @@ const FILE_FIELD = "file";
 export async function receiveMultipartUpload(
   body: ReadableStream<Uint8Array> | null,
   contentType: string,
+  createTempUpload: CreateTempUpload,
   limits: UploadLimits = DEFAULT_UPLOAD_LIMITS,
 ): Promise<ReceivedUpload> {
   if (body === null) throw new GatewayError(400, "The request has no body; expected multipart/form-data");
@@ -53,7 +52,7 @@ export async function receiveMultipartUpload(
             throw new GatewayError(400, `Unexpected file in field "${part.name}"; the file goes in "${FILE_FIELD}"`);
           }
           if (file !== null) throw new GatewayError(400, `Only one file may be sent in "${FILE_FIELD}"`);
-          const upload = await createTempUpload(limits.dir);
+          const upload = await createTempUpload();
           file = Object.assign(upload, { filename: part.filename, contentType: part.contentType });
           return upload.writable;
         },

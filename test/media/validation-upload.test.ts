@@ -12,7 +12,7 @@ import { expectError } from "../auth/support.ts";
 import { encodeWav } from "../../src/audio/encode-wav.ts";
 import { encodeMp3Silence } from "../../src/audio/encode-mp3-silence.ts";
 import { synthesizeSpeechSamples } from "../../src/audio/synthesize-speech-samples.ts";
-import { DEFAULT_UPLOAD_DIR } from "../../src/uploads/temp-upload.ts";
+import { DEFAULT_UPLOAD_DIR } from "../../src/runtime/node-temp-upload.ts";
 
 const MiB = 1024 * 1024;
 /** The encoders return Uint8Array<ArrayBufferLike>; Blob and fetch want an ArrayBuffer-backed view, which they are. */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { DEFAULT_UPLOAD_LIMITS, receiveMultipartUpload } from "../../src/uploads/receive-upload.ts";
+import { createTempUpload } from "../../src/runtime/node-temp-upload.ts";
 import { MiB, readAll, sha256, trickyBytes, utf8 } from "../multipart/_support.ts";
 
 const CAP = DEFAULT_UPLOAD_LIMITS.maxFileBytes;
@@ -48,10 +49,8 @@ beforeAll(() => {
     async fetch(request) {
       const stopWatching = watchTempDir();
       try {
-        const upload = await receiveMultipartUpload(counted(request.body!), request.headers.get("content-type") ?? "", {
-          ...DEFAULT_UPLOAD_LIMITS,
-          dir,
-        });
+        const contentType = request.headers.get("content-type") ?? "";
+        const upload = await receiveMultipartUpload(counted(request.body!), contentType, () => createTempUpload(dir), DEFAULT_UPLOAD_LIMITS);
         const hash = upload.file ? await sha256(await readAll(upload.file.open())) : null;
         await upload.file?.remove();
         return Response.json({ fields: upload.fields, size: upload.file?.size, sha256: hash });

@@ -4,13 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { receiveMultipartUpload, type UploadLimits } from "../../src/uploads/receive-upload.ts";
+import { createTempUpload } from "../../src/runtime/node-temp-upload.ts";
 import { chunked, platformForm, readAll, sha256, trickyBytes, utf8 } from "../multipart/_support.ts";
 
 let dir = "";
+/** Temp files in this test's own folder, so leftovers are visible. */
+const inDir = () => createTempUpload(dir);
 let limits: UploadLimits;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "receive-upload-test-"));
-  limits = { maxFileBytes: 100_000, maxFieldBytes: 1000, maxParts: 10, dir };
+  limits = { maxFileBytes: 100_000, maxFieldBytes: 1000, maxParts: 10 };
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -26,7 +29,7 @@ async function form(fields: [string, string][], files: [string, Uint8Array<Array
 
 /** receiveMultipartUpload's rejection, which must be a GatewayError with `status`, leaving `dir` empty. */
 async function refused(status: number, body: ReadableStream<Uint8Array> | null, contentType: string) {
-  const error = await receiveMultipartUpload(body, contentType, limits).catch((e: unknown) => e);
+  const error = await receiveMultipartUpload(body, contentType, inDir, limits).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(GatewayError);
   expect((error as GatewayError).status).toBe(status as GatewayError["status"]);
   expect(await readdir(dir)).toEqual([]);
@@ -43,7 +46,7 @@ describe("receiveMultipartUpload", () => {
       ["__proto__", "just a field"],
     ];
     const { bytes, contentType } = await form(fields, [["file", audio]]);
-    const received = await receiveMultipartUpload(chunked(bytes, 1000), contentType, limits);
+    const received = await receiveMultipartUpload(chunked(bytes, 1000), contentType, inDir, limits);
     expect(received.entries).toEqual(fields);
     expect(received.fields).toEqual({ model: "whisper-1", "timestamp_granularities[]": "segment", ["__proto__"]: "just a field" });
     expect(Object.getPrototypeOf(received.fields)).toBe(Object.prototype);
@@ -60,13 +63,13 @@ describe("receiveMultipartUpload", () => {
 
   test("a form without a file gives file: null", async () => {
     const { bytes, contentType } = await form([["model", "m"]], []);
-    const received = await receiveMultipartUpload(chunked(bytes, 64), contentType, limits);
+    const received = await receiveMultipartUpload(chunked(bytes, 64), contentType, inDir, limits);
     expect(received).toEqual({ fields: { model: "m" }, entries: [["model", "m"]], file: null });
   });
 
   test("a file exactly at the cap is accepted", async () => {
     const { bytes, contentType } = await form([], [["file", new Uint8Array(100_000)]]);
-    const received = await receiveMultipartUpload(chunked(bytes, 4096), contentType, limits);
+    const received = await receiveMultipartUpload(chunked(bytes, 4096), contentType, inDir, limits);
     expect(received.file!.size).toBe(100_000);
     await received.file!.remove();
   });
@@ -112,7 +115,7 @@ describe("receiveMultipartUpload", () => {
         offset += 4096;
       },
     });
-    expect(await receiveMultipartUpload(body, contentType, limits).catch((e: unknown) => e)).toBe(hangUp);
+    expect(await receiveMultipartUpload(body, contentType, inDir, limits).catch((e: unknown) => e)).toBe(hangUp);
     expect(await readdir(dir)).toEqual([]);
   });
 

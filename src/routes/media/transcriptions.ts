@@ -31,13 +31,14 @@ const TranscriptionFieldsSchema = v.object({
 });
 
 /** The multipart body, spooled to a temp file; a client that hangs up mid-upload is a 499. */
-async function receive(c: Context<AppEnv>, maxFileBytes: number): Promise<ReceivedUpload> {
+async function receive(c: Context<AppEnv>, services: Services): Promise<ReceivedUpload> {
   const contentType = c.req.header("content-type") ?? "";
   if (!/^multipart\/form-data\s*;/i.test(contentType)) {
     throw badRequest("The request must be multipart/form-data with the audio in a 'file' part");
   }
   try {
-    return await receiveMultipartUpload(c.req.raw.body, contentType, { maxFileBytes, ...FIELD_LIMITS });
+    const limits = { maxFileBytes: services.config.maxUploadBytes, ...FIELD_LIMITS };
+    return await receiveMultipartUpload(c.req.raw.body, contentType, services.createTempUpload, limits);
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     if (c.req.raw.signal.aborted) throw new GatewayError(499, "The client closed the request during the upload");
@@ -63,7 +64,7 @@ function billedSeconds(result: TranscriptionResult, headerSeconds: number): numb
 export function transcriptionRoutes(services: Services) {
   const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now }, "audio");
   const serve = (task: TranscriptTask) => async (c: Context<AppEnv>) => {
-    const upload = await receive(c, services.config.maxUploadBytes);
+    const upload = await receive(c, services);
     try {
       const fields = parseOrThrow(TranscriptionFieldsSchema, upload.fields);
       const { file } = upload;

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createTempUpload, DEFAULT_UPLOAD_DIR, type TempUpload } from "../../src/uploads/temp-upload.ts";
+import { createTempUpload, DEFAULT_UPLOAD_DIR } from "../../src/runtime/node-temp-upload.ts";
+import type { TempUpload } from "../../src/uploads/temp-upload.ts";
 import { chunked, MiB, readAll, sha256, trickyBytes } from "../multipart/_support.ts";
 
 let dir = "";
