@@ -1,3 +1,4 @@
+import { concatBytes } from "../lib/concat-bytes.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { DelimiterFinder } from "./find-delimiter.ts";
 import { parseBoundary, parsePartHeaders } from "./part-headers.ts";
@@ -194,7 +195,7 @@ class MultipartParser {
   }
 
   private async openPart(): Promise<void> {
-    const headers = parsePartHeaders(new TextDecoder().decode(concat(this.headerChunks)));
+    const headers = parsePartHeaders(new TextDecoder().decode(concatBytes(this.headerChunks)));
     this.headerChunks = [];
     if (++this.parts > this.limits.maxParts) {
       throw new GatewayError(413, `The form has more than ${this.limits.maxParts} parts`);
@@ -228,7 +229,7 @@ class MultipartParser {
   private async endPart(): Promise<void> {
     const part = this.part;
     this.part = null;
-    if (part?.kind === "field") this.handlers.onField(part.name, new TextDecoder().decode(concat(part.chunks)));
+    if (part?.kind === "field") this.handlers.onField(part.name, new TextDecoder().decode(concatBytes(part.chunks)));
     else if (part?.kind === "file") await part.writer.close();
   }
 
@@ -236,17 +237,6 @@ class MultipartParser {
     this.counted += bytes;
     if (this.counted > limit) throw malformed(problem);
   }
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }
 
 function malformed(problem: string): GatewayError {
