@@ -8,6 +8,11 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 } as const;
 
+/** The headers every model endpoint answers with: rate-limit state and which channel served. */
+export function modelResponseHeaders(rateLimitHeaders: Record<string, string>, served: Served<unknown>): Record<string, string> {
+  return { ...rateLimitHeaders, ...servedHeaders(served) };
+}
+
 /** Which channel served a request and after how many attempts; ids only, no secrets. */
 export function servedHeaders(served: Served<unknown>): Record<string, string> {
   const headers: Record<string, string> = { "x-gateway-channel": served.channel.id, "x-gateway-attempts": String(served.attempts) };

@@ -8,7 +8,7 @@ import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { encodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { admitRequest } from "../admit-request.ts";
-import { modelResponseHeaders } from "./media-response.ts";
+import { modelResponseHeaders } from "../response-headers.ts";
 
 /** Inputs per request, as OpenAI's embeddings endpoint allows. */
 const MAX_INPUTS = 2048;

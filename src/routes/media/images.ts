@@ -10,7 +10,7 @@ import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import type { Price } from "../../pricing/price.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "./media-response.ts";
+import { modelResponseHeaders } from "../response-headers.ts";
 
 /** Sizes a model without a size price table accepts: those of OpenAI's image models. */
 const DEFAULT_IMAGE_SIZES = ["256x256", "512x512", "1024x1024", "1792x1024", "1024x1792"];

@@ -8,7 +8,7 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { admitRequest } from "../admit-request.ts";
-import { modelResponseHeaders } from "./media-response.ts";
+import { modelResponseHeaders } from "../response-headers.ts";
 
 /** Documents per request: Cohere's and Jina's upper bound. */
 const MAX_DOCUMENTS = 10_000;

@@ -9,7 +9,7 @@ import { ModelIdSchema } from "../../lib/schemas.ts";
 import { numberInRange } from "../../lib/validate.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "./media-response.ts";
+import { modelResponseHeaders } from "../response-headers.ts";
 
 /** Spec section 8: the longest text one speech request may speak. */
 const MAX_INPUT_CHARACTERS = 4096;

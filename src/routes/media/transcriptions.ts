@@ -14,7 +14,7 @@ import { renderTranscript } from "../../translate/transcription/render-transcrip
 import { receiveMultipartUpload, type ReceivedUpload } from "../../uploads/receive-upload.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "./media-response.ts";
+import { modelResponseHeaders } from "../response-headers.ts";
 
 const FIELD_LIMITS = { maxFieldBytes: 64 * 1024, maxParts: 64 };
 
