@@ -41,7 +41,7 @@ test("a database migrated by a newer gateway is refused with a clear message", a
   const { db } = open();
   await migrate(db, () => 1);
   await db.insertInto("schema_migrations").values({ id: "999-from-the-future", applied_at: 3 }).execute();
-  expect(migrate(db, () => 4)).rejects.toThrow(/newer gateway.*999-from-the-future/);
+  await expect(migrate(db, () => 4)).rejects.toThrow(/newer gateway.*999-from-the-future/);
 });
 
 test("the embedded database runs in WAL mode with a busy timeout", async () => {
@@ -51,4 +51,40 @@ test("the embedded database runs in WAL mode with a busy timeout", async () => {
   expect(mode.rows[0]!.journal_mode).toBe("wal");
   const timeout = await sql<Record<string, number>>`pragma busy_timeout`.execute(db);
   expect(Object.values(timeout.rows[0]!)[0]).toBeGreaterThan(0);
+});
+
+test("004 keeps every ledger row and open hold, and new ledger ids continue after the old ones", async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-migrate-"));
+  const { db } = open();
+  const before004 = MIGRATIONS.filter((m) => m.id < "004");
+  await migrate(db, () => 1, before004);
+  await db.insertInto("users").values({ id: "usr_a", email: "a@example.com", plan: "free", status: "active", balance_micros: 70, total_spent_micros: 0, created_at: 1, updated_at: 1 }).execute();
+  await db.insertInto("ledger").values([
+    { user_id: "usr_a", kind: "topup", amount_micros: 100, balance_after_micros: 100, reference: "txn_1", created_at: 1 },
+    { user_id: "usr_a", kind: "hold", amount_micros: -30, balance_after_micros: 70, reference: "req_1", created_at: 2 },
+  ]).execute();
+  await db.insertInto("holds").values({ id: "req_1", user_id: "usr_a", amount_micros: 30, instance_id: "inst_x", created_at: 2 }).execute();
+
+  expect(await migrate(db, () => 3)).toEqual(["004-lean-billing-tables"]);
+
+  const ledger = await db.selectFrom("ledger").selectAll().orderBy("id").execute();
+  expect(ledger.map((r) => [r.id, r.kind, r.amount_micros, r.balance_after_micros, r.reference])).toEqual([
+    [1, "topup", 100, 100, "txn_1"],
+    [2, "hold", -30, 70, "req_1"],
+  ]);
+  expect(await db.selectFrom("holds").selectAll().execute()).toEqual([
+    { id: "req_1", user_id: "usr_a", amount_micros: 30, instance_id: "inst_x", created_at: 2 },
+  ]);
+  await db.insertInto("ledger").values({ user_id: "usr_a", kind: "refund", amount_micros: 30, balance_after_micros: 100, reference: "req_1", created_at: 4 }).execute();
+  expect((await db.selectFrom("ledger").select("id").orderBy("id", "desc").executeTakeFirstOrThrow()).id).toBe(3);
+
+  const schema = await sql<{ name: string; sql: string | null }>`select name, sql from sqlite_master`.execute(db);
+  const byName = new Map(schema.rows.map((r) => [r.name, r.sql ?? ""]));
+  expect(byName.get("holds")).toMatch(/without rowid/i);
+  expect(byName.get("ledger")).not.toMatch(/autoincrement/i);
+  expect(byName.has("ledger_user_id")).toBe(true);
+  expect(byName.has("ledger_reference")).toBe(false);
+  expect(byName.has("holds_instance_id")).toBe(false);
+  // The ledger still refuses a row for an account that does not exist.
+  await expect(db.insertInto("ledger").values({ user_id: "usr_missing", kind: "adjust", amount_micros: 1, balance_after_micros: 1, reference: null, created_at: 5 }).execute()).rejects.toThrow(/FOREIGN KEY/i);
 });
