@@ -5,7 +5,7 @@ import { tapStream } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 import type { ChatAdapter, UpstreamCall } from "../upstreams/adapter.ts";
 import type { Served } from "./with-failover.ts";
-import { serveThroughChannels, statusOf, type UpstreamDeps } from "./serve-through-channels.ts";
+import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { withIdleTimeout } from "../streams/idle-timeout.ts";
 
@@ -15,13 +15,14 @@ export class ChatDispatcher {
 
   /** A whole response; the usage row is committed before this resolves. */
   async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatResponse>> {
-    let served: Served<ChatResponse>;
+    let served: ServedCall<ChatResponse>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call));
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;
     }
+    served.release();
     // Without reported usage the estimate is billed, and shown to the caller as the usage.
     const usage = served.value.usage ?? estimateUsage(request, served.value);
     await meter.finish({ status: 200, usage, channelId: served.channel.id });
@@ -33,7 +34,7 @@ export class ChatDispatcher {
    * (before its end reaches the client), fails, or the client cancels it.
    */
   async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ReadableStream<StreamPart>>> {
-    let served: Served<ReadableStream<StreamPart>>;
+    let served: ServedCall<ReadableStream<StreamPart>>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.stream(request, call));
     } catch (error) {
@@ -50,13 +51,15 @@ export class ChatDispatcher {
         else if (part.type === "tool-call-delta") streamedText += part.argumentsDelta;
         else if (part.type === "error") failed = true;
       },
-      onEnd: (end) =>
-        meter.finish({
+      onEnd: (end) => {
+        served.release();
+        return meter.finish({
           status: end === "complete" && !failed ? 200 : end === "cancelled" ? 499 : 502,
           // Without reported usage, what was streamed is counted (about 4 characters a token).
           usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(streamedText) },
           channelId: served.channel.id,
-        }),
+        });
+      },
     });
     return { ...served, value: parts };
   }
@@ -65,7 +68,7 @@ export class ChatDispatcher {
     request: ChatRequest,
     signal: AbortSignal,
     run: (adapter: ChatAdapter, call: UpstreamCall) => Promise<T>,
-  ): Promise<Served<T>> {
+  ): Promise<ServedCall<T>> {
     return serveThroughChannels(this.deps, request.model, (channel) => CHAT_ADAPTERS[channel.type] !== undefined, signal, (channel, call) =>
       run(CHAT_ADAPTERS[channel.type]!, call),
     );

@@ -5,7 +5,7 @@ import { tapStream } from "../streams/tap-stream.ts";
 import type { MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
 import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
-import { serveThroughChannels, statusOf, type UpstreamDeps } from "./serve-through-channels.ts";
+import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { Served } from "./with-failover.ts";
 
 /** An adapter known to have capability C (channels without it are never tried). */
@@ -31,6 +31,7 @@ export class MediaDispatcher {
     usageOf: (result: T) => BillableUsage,
   ): Promise<Served<T>> {
     const served = await this.#serve(model, capability, meter, signal, run);
+    served.release();
     await meter.finish({ status: 200, usage: usageOf(served.value), channelId: served.channel.id });
     return served;
   }
@@ -49,15 +50,17 @@ export class MediaDispatcher {
   ): Promise<Served<SpeechResult>> {
     const served = await this.#serve(model, capability, meter, signal, run);
     const body = tapStream(served.value.body, {
-      onEnd: (end) =>
-        meter.finish({
+      onEnd: (end) => {
+        served.release();
+        return meter.finish({
           status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
           // The upstream was asked for all of it and bills all of it, also when the client
           // stops listening halfway. A body the upstream broke off is of no use to the
           // caller, so that one is not charged.
           usage: end === "failed" ? null : usage,
           channelId: served.channel.id,
-        }),
+        });
+      },
     });
     return { ...served, value: { ...served.value, body } };
   }
@@ -68,7 +71,7 @@ export class MediaDispatcher {
     meter: RequestMeter,
     signal: AbortSignal,
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
-  ): Promise<Served<T>> {
+  ): Promise<ServedCall<T>> {
     const capable = (channel: Channel) => MEDIA_ADAPTERS[channel.type]?.[capability] !== undefined;
     try {
       return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) =>

@@ -6,6 +6,12 @@ import { UpstreamWarnings } from "../upstreams/warnings.ts";
 import type { ChannelBreaker } from "./channel-breaker.ts";
 import { orderChannels } from "./order-channels.ts";
 import { withFailover, type Served } from "./with-failover.ts";
+import { Deadline } from "./deadline.ts";
+
+/** A served call whose deadline is still running: `release` it once its body has been read. */
+export interface ServedCall<T> extends Served<T> {
+  release(): void;
+}
 
 /** What calling upstreams needs, shared by every endpoint's dispatcher. */
 export interface UpstreamDeps {
@@ -20,7 +26,8 @@ export interface UpstreamDeps {
 
 /**
  * Runs `attempt` on the channels serving `model` whose kind `canServe` this endpoint, in
- * routing order with failover, under one overall deadline. 503 when no channel can.
+ * routing order with failover, under one overall deadline that also covers reading the
+ * body (a stream). 503 when no channel can.
  */
 export async function serveThroughChannels<T>(
   deps: UpstreamDeps,
@@ -28,28 +35,30 @@ export async function serveThroughChannels<T>(
   canServe: (channel: Channel) => boolean,
   signal: AbortSignal,
   attempt: (channel: Channel, call: UpstreamCall) => Promise<T>,
-): Promise<Served<T>> {
+): Promise<ServedCall<T>> {
   const candidates = deps.channels.candidatesFor(model).filter(canServe);
   if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${model}' right now`);
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.upstreamTimeoutMs)]);
-  const served = await withFailover(
-    orderChannels(candidates),
-    async (channel: Channel) => {
-      const warnings = new UpstreamWarnings();
-      const value = await attempt(channel, {
-        channel,
-        upstreamModel: upstreamModelOf(channel, model),
-        signal: deadline,
-        fetch: deps.fetch,
-        now: deps.now,
-        firstByteTimeoutMs: deps.firstByteTimeoutMs,
-        warnings,
-      });
-      return { value, warnings: warnings.header() };
-    },
-    { signal: deadline, clientSignal: signal, breaker: deps.breaker },
-  );
-  return { ...served, value: served.value.value, warnings: served.value.warnings };
+  const deadline = new Deadline(signal, deps.upstreamTimeoutMs);
+  const attemptOn = async (channel: Channel) => {
+    const warnings = new UpstreamWarnings();
+    const value = await attempt(channel, {
+      channel,
+      upstreamModel: upstreamModelOf(channel, model),
+      signal: deadline.signal,
+      fetch: deps.fetch,
+      now: deps.now,
+      firstByteTimeoutMs: deps.firstByteTimeoutMs,
+      warnings,
+    });
+    return { value, warnings: warnings.header() };
+  };
+  try {
+    const served = await withFailover(orderChannels(candidates), attemptOn, { signal: deadline.signal, clientSignal: signal, breaker: deps.breaker });
+    return { ...served, value: served.value.value, warnings: served.value.warnings, release: () => deadline.clear() };
+  } catch (error) {
+    deadline.clear();
+    throw error;
+  }
 }
 
 /** The status a failed request's usage row records. */
