@@ -42,5 +42,5 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
   // but its declared types differ in detail, hence the cast.
   const statements = withStatementCache(native as unknown as SqliteDatabase);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  return { db, sql: syncSqlOver(statements), remote: localPath === null, close: () => db.destroy() };
+  return { db, sql: syncSqlOver(native), remote: localPath === null, close: () => db.destroy() };
 }

@@ -1,4 +1,4 @@
-import type { Kysely, SqliteDatabase } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 
 /** Synchronous prepared statements on the same connection Kysely drives. */
@@ -7,11 +7,27 @@ export interface SyncSql {
   get<T>(sql: string, params: readonly unknown[]): T | undefined;
 }
 
-/** SyncSql over a better-sqlite3-style database (libsql), whose prepare is cached. */
-export function syncSqlOver(database: SqliteDatabase): SyncSql {
+/** The part of a better-sqlite3-style statement (libsql's) that SyncSql uses. */
+interface NativeStatement {
+  run(params: readonly unknown[]): unknown;
+  get(params: readonly unknown[]): unknown;
+}
+
+/**
+ * SyncSql over a better-sqlite3-style database (libsql). Each text is prepared once and kept
+ * for the life of the connection: the callers pass a few fixed texts, so there is nothing to
+ * evict, and `get` reads its one row without building a result array.
+ */
+export function syncSqlOver(database: { prepare(sql: string): NativeStatement }): SyncSql {
+  const prepared = new Map<string, NativeStatement>();
+  const statement = (sql: string) => {
+    let found = prepared.get(sql);
+    if (!found) prepared.set(sql, (found = database.prepare(sql)));
+    return found;
+  };
   return {
-    run: (sql, params) => void database.prepare(sql).run(params),
-    get: <T>(sql: string, params: readonly unknown[]) => database.prepare(sql).all(params)[0] as T | undefined,
+    run: (sql, params) => void statement(sql).run(params),
+    get: <T>(sql: string, params: readonly unknown[]) => (statement(sql).get(params) ?? undefined) as T | undefined,
   };
 }
 
