@@ -16,6 +16,7 @@ import { MediaDispatcher } from "./dispatch/media-dispatcher.ts";
 import type { UpstreamDeps } from "./dispatch/serve-through-channels.ts";
 import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 import { HoldBatcher } from "./billing/hold-batcher.ts";
+import { WriteTurn } from "./db/write-turn.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 
@@ -66,6 +67,8 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
   const instance = new InstanceRegistry(deps.db, deps.identity, deps.now);
+  // Holds and settlements queued in one event-loop turn share one commit.
+  const writeTurn = new WriteTurn(deps.db, deps.sql);
   const upstreams: UpstreamDeps = {
     channels,
     breaker,
@@ -82,10 +85,10 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     settings,
     channels,
     prices,
-    usage: new UsageWriter(deps.db, deps.sql, lastUsed, deps.log),
+    usage: new UsageWriter(writeTurn, lastUsed, deps.log),
     breaker,
     instance,
-    holds: new HoldBatcher(deps.db, deps.sql, () => instance.id, deps.log),
+    holds: new HoldBatcher(writeTurn, () => instance.id, deps.log),
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher(upstreams),
     media: new MediaDispatcher(upstreams),

@@ -1,8 +1,6 @@
-import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
-import { syncWriteTransaction, type SyncSql } from "../db/sync-sql.ts";
+import type { SyncSql } from "../db/sync-sql.ts";
+import type { WriteTurn } from "../db/write-turn.ts";
 import type { Logger } from "../lib/logger.ts";
-import { nextTurn } from "../lib/next-turn.ts";
 import { DEBIT_BALANCE, INSERT_HOLD, INSERT_LEDGER, SELECT_BALANCE } from "./billing-sql.ts";
 
 interface PendingHold {
@@ -14,21 +12,18 @@ interface PendingHold {
   reject(error: unknown): void;
 }
 
-
 /**
  * Takes holds on account balances before upstream calls. Holds requested in one event-loop
- * turn are decided in one write transaction (BEGIN IMMEDIATE, so correct across processes
- * sharing the database): balances are read, each hold granted in arrival order while the
- * balance covers it, with its ledger and hold rows, then one UPDATE per account.
+ * turn are decided in one job of that turn's write transaction (BEGIN IMMEDIATE, so correct
+ * across processes sharing the database): balances are read, each hold granted in arrival
+ * order while the balance covers it, with its ledger and hold rows, then one UPDATE per account.
  */
 export class HoldBatcher {
-  #queue: PendingHold[] = [];
-  #scheduled = false;
-  #running: Promise<void> = Promise.resolve();
+  /** The holds of the job queued for the coming transaction, until it runs. */
+  #pending: PendingHold[] | null = null;
 
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly sql: SyncSql,
+    private readonly turn: WriteTurn,
     private readonly instanceId: () => string,
     private readonly log: Logger,
   ) {}
@@ -36,28 +31,30 @@ export class HoldBatcher {
   /** Holds `amountMicros` of the account for a request; false when the balance cannot cover it. */
   hold(userId: string, amountMicros: number, requestId: string, createdAt: number): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ userId, amountMicros, requestId, createdAt, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        nextTurn(() => {
-          this.#scheduled = false;
-          const batch = this.#queue;
-          this.#queue = [];
-          // One batch at a time: they share the single connection anyway.
-          this.#running = this.#running.then(() => this.#decide(batch));
-        });
-      }
+      (this.#pending ?? this.#queueJob()).push({ userId, amountMicros, requestId, createdAt, resolve, reject });
     });
   }
 
-  async #decide(batch: PendingHold[]): Promise<void> {
-    try {
-      const granted = await syncWriteTransaction(this.db, this.sql, (sql) => this.#write(sql, batch));
-      batch.forEach((pending, i) => pending.resolve(granted[i]!));
-    } catch (error) {
-      this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
-      for (const pending of batch) pending.reject(error);
-    }
+  #queueJob(): PendingHold[] {
+    const batch: PendingHold[] = [];
+    this.#pending = batch;
+    let granted: boolean[] = [];
+    this.turn.add({
+      run: (sql) => {
+        this.#pending = null;
+        granted = this.#write(sql, batch);
+      },
+      done: (error) => {
+        if (this.#pending === batch) this.#pending = null;
+        if (error === undefined) {
+          batch.forEach((pending, i) => pending.resolve(granted[i]!));
+          return;
+        }
+        this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
+        for (const pending of batch) pending.reject(error);
+      },
+    });
+    return batch;
   }
 
   #write(sql: SyncSql, batch: PendingHold[]): boolean[] {

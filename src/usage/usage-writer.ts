@@ -1,10 +1,8 @@
-import type { Kysely } from "kysely";
-import type { Database, UsageLogInsert } from "../db/schema.ts";
+import type { UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
-import { nextTurn } from "../lib/next-turn.ts";
 import { settleHolds } from "../billing/settle-holds.ts";
-import { syncWriteTransaction, type SyncSql } from "../db/sync-sql.ts";
+import type { WriteTurn } from "../db/write-turn.ts";
 import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
 
 interface Pending {
@@ -16,19 +14,17 @@ interface Pending {
 }
 
 /**
- * Groups usage rows of concurrent requests, and the charges for them, into one transaction. `record` resolves once
- * the row is committed, so a route can hold the end of its response until then; the
- * flush runs on the next event-loop turn, so all rows queued in one turn share a commit.
- * Pending `last_used` times are written by the periodic flush.
+ * Groups the usage rows of requests that finish in one event-loop turn, and the charges for
+ * them, into one job of that turn's write transaction. `record` resolves once the row is
+ * committed, so a route can hold the end of its response until then. Pending `last_used`
+ * times are written by the periodic flush.
  */
 export class UsageWriter {
-  #queue: Pending[] = [];
-  #flushing: Promise<void> | null = null;
-  #scheduled = false;
+  /** The rows of the job queued for the coming transaction, until it runs. */
+  #pending: Pending[] | null = null;
 
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly sql: SyncSql,
+    private readonly turn: WriteTurn,
     private readonly lastUsed: LastUsedTracker,
     private readonly log: Logger,
   ) {}
@@ -36,41 +32,29 @@ export class UsageWriter {
   /** Queues one usage row and its settlement; resolves when both are committed. */
   record(row: UsageLogInsert, holdMicros = 0): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ row, holdMicros, resolve, reject });
-      this.#schedule();
+      (this.#pending ?? this.#queueJob()).push({ row, holdMicros, resolve, reject });
     });
   }
 
   /**
-   * Writes everything queued now. `withLastUsed` (the periodic flush and shutdown) also
-   * writes the pending last-used times, which would otherwise cost an UPDATE per batch.
+   * Resolves once every row queued so far is committed, and the pending last-used times with
+   * them (the periodic flush and shutdown; per batch they would cost an UPDATE each).
    */
-  async flush(withLastUsed = false): Promise<void> {
-    while (this.#flushing) await this.#flushing;
-    const batch = this.#queue;
-    this.#queue = [];
+  flush(withLastUsed = false): Promise<void> {
     const touched = withLastUsed ? this.lastUsed.drain() : new Map<string, number>();
-    if (batch.length === 0 && touched.size === 0) return;
-    this.#flushing = this.#write(batch, touched).finally(() => {
-      this.#flushing = null;
-    });
-    await this.#flushing;
-  }
-
-  #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    nextTurn(() => {
-      this.#scheduled = false;
-      this.flush().catch(() => {});
-      // Rows queued while a flush was running need a turn of their own.
-      if (this.#queue.length > 0) this.#schedule();
+    if (touched.size === 0) return this.turn.idle();
+    // Jobs commit in the order they were queued, so this one ends after every row before it.
+    return this.turn.run((sql) => {
+      for (const [tokenId, time] of touched) sql.run(TOUCH_TOKEN, [time, tokenId]);
     });
   }
 
-  async #write(batch: Pending[], touched: Map<string, number>): Promise<void> {
-    try {
-      await syncWriteTransaction(this.db, this.sql, (sql) => {
+  #queueJob(): Pending[] {
+    const batch: Pending[] = [];
+    this.#pending = batch;
+    this.turn.add({
+      run: (sql) => {
+        this.#pending = null;
         for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
         settleHolds(
           sql,
@@ -82,13 +66,18 @@ export class UsageWriter {
             at: row.created_at + row.latency_ms,
           })),
         );
-        for (const [tokenId, time] of touched) sql.run(TOUCH_TOKEN, [time, tokenId]);
-      });
-      for (const pending of batch) pending.resolve();
-    } catch (error) {
-      this.log.error("usage write failed", { rows: batch.length, error: String(error) });
-      for (const pending of batch) pending.reject(error);
-    }
+      },
+      done: (error) => {
+        if (this.#pending === batch) this.#pending = null;
+        if (error === undefined) {
+          for (const pending of batch) pending.resolve();
+          return;
+        }
+        this.log.error("usage write failed", { rows: batch.length, error: String(error) });
+        for (const pending of batch) pending.reject(error);
+      },
+    });
+    return batch;
   }
 }
 

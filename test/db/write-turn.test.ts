@@ -1,0 +1,83 @@
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
+import type { SyncSql } from "../../src/db/sync-sql.ts";
+import { WriteTurn } from "../../src/db/write-turn.ts";
+
+let dir: string;
+let database: OpenDatabase;
+
+/** A real database, and its SyncSql with every statement text noted as it runs. */
+function open(): { turn: WriteTurn; statements: string[]; sql: SyncSql } {
+  dir = mkdtempSync(join(tmpdir(), "gateway-write-turn-"));
+  database = openDatabase(`file:${join(dir, "turn.db")}`);
+  database.sql.run("CREATE TABLE t (v INTEGER NOT NULL)", []);
+  const statements: string[] = [];
+  const sql: SyncSql = {
+    run: (text, params) => {
+      statements.push(text);
+      database.sql.run(text, params);
+    },
+    get: (text, params) => database.sql.get(text, params),
+  };
+  return { turn: new WriteTurn(database.db, sql), statements, sql };
+}
+
+const values = () => database.sql.get<{ all: string | null }>("SELECT group_concat(v) AS \"all\" FROM (SELECT v FROM t ORDER BY v)", [])?.all ?? "";
+
+afterEach(async () => {
+  await database.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("jobs queued in one turn share one transaction and commit in order", async () => {
+  const { turn, statements } = open();
+  await Promise.all([1, 2, 3].map((v) => turn.run((sql) => sql.run("INSERT INTO t (v) VALUES (?)", [v]))));
+  expect(values()).toBe("1,2,3");
+  expect(statements.filter((s) => s === "BEGIN IMMEDIATE")).toHaveLength(1);
+  expect(statements.filter((s) => s === "COMMIT")).toHaveLength(1);
+});
+
+test("a job that throws is undone alone; the others of its turn commit", async () => {
+  const { turn } = open();
+  const results = await Promise.allSettled([
+    turn.run((sql) => sql.run("INSERT INTO t (v) VALUES (1)", [])),
+    turn.run((sql) => {
+      sql.run("INSERT INTO t (v) VALUES (2)", []);
+      throw new Error("this job fails after writing");
+    }),
+    turn.run((sql) => sql.run("INSERT INTO t (v) VALUES (3)", [])),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(String((results[1] as PromiseRejectedResult).reason)).toContain("this job fails");
+  expect(values()).toBe("1,3");
+});
+
+test("a lone job that throws is rolled back and rejects", async () => {
+  const { turn } = open();
+  await expect(
+    turn.run((sql) => {
+      sql.run("INSERT INTO t (v) VALUES (7)", []);
+      throw new Error("lone failure");
+    }),
+  ).rejects.toThrow("lone failure");
+  expect(values()).toBe("");
+  // The connection is usable afterwards.
+  await turn.run((sql) => sql.run("INSERT INTO t (v) VALUES (8)", []));
+  expect(values()).toBe("8");
+});
+
+test("jobs queued in a later turn get their own transaction; idle waits for all queued so far", async () => {
+  const { turn, statements } = open();
+  const first = turn.run((sql) => sql.run("INSERT INTO t (v) VALUES (1)", []));
+  await first;
+  turn.add({ run: (sql) => sql.run("INSERT INTO t (v) VALUES (2)", []), done: () => {} });
+  await turn.idle();
+  expect(values()).toBe("1,2");
+  expect(statements.filter((s) => s === "COMMIT")).toHaveLength(2);
+  // Nothing queued: idle resolves without a transaction.
+  await turn.idle();
+  expect(statements.filter((s) => s === "BEGIN IMMEDIATE")).toHaveLength(2);
+});
