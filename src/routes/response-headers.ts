@@ -8,13 +8,32 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 } as const;
 
-/** The headers every model endpoint answers with: rate-limit state and which channel served. */
-export function modelResponseHeaders(rateLimitHeaders: Record<string, string>, served: Served<unknown>): Record<string, string> {
-  return { ...rateLimitHeaders, ...servedHeaders(served) };
+/** What a model endpoint's 200 carries besides its body: rate-limit state, the serving channel and the request id. */
+export interface ModelResponseMeta {
+  rateLimitHeaders: Record<string, string>;
+  served: Served<unknown>;
+  requestId: string;
+}
+
+/**
+ * A model endpoint's 200: `headers` (its content type) and the meta, given all at once.
+ * Hono's c.json and c.body set them one by one on a Headers object, which was a few percent
+ * of a request's CPU at 10k req/s.
+ */
+export function modelResponse(body: BodyInit, headers: Record<string, string>, meta: ModelResponseMeta): Response {
+  return new Response(body, {
+    status: 200,
+    headers: { ...headers, ...meta.rateLimitHeaders, ...servedHeaders(meta.served), "x-request-id": meta.requestId },
+  });
+}
+
+/** modelResponse with a JSON body. */
+export function modelJsonResponse(body: unknown, meta: ModelResponseMeta): Response {
+  return modelResponse(JSON.stringify(body), { "content-type": "application/json" }, meta);
 }
 
 /** Which channel served a request and after how many attempts; ids only, no secrets. */
-export function servedHeaders(served: Served<unknown>): Record<string, string> {
+function servedHeaders(served: Served<unknown>): Record<string, string> {
   const headers: Record<string, string> = { "x-gateway-channel": served.channel.id, "x-gateway-attempts": String(served.attempts) };
   if (served.warnings) headers["x-gateway-warnings"] = served.warnings;
   return headers;

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { ChatRequest, ChatResponse, StreamPart } from "../../canonical/chat.ts";
 import type { Services } from "../../services.ts";
-import { modelResponseHeaders, SSE_HEADERS } from "../response-headers.ts";
+import { modelJsonResponse, modelResponse, SSE_HEADERS } from "../response-headers.ts";
 import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
 import { admitRequest } from "../admit-request.ts";
 
@@ -34,9 +34,9 @@ export async function serveChat(
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
-    return c.json(format.renderResponse(served.value, request.model) as object, 200, modelResponseHeaders(rateLimitHeaders, served));
+    return modelJsonResponse(format.renderResponse(served.value, request.model), { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);
   const body = served.value.pipeThrough(format.renderStream(request.model, requestId)).pipeThrough(new TextEncoderStream());
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...modelResponseHeaders(rateLimitHeaders, served), "x-request-id": requestId } });
+  return modelResponse(body, SSE_HEADERS, { rateLimitHeaders, served, requestId });
 }

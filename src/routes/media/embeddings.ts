@@ -8,7 +8,7 @@ import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { encodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { admitRequest } from "../admit-request.ts";
-import { modelResponseHeaders } from "../response-headers.ts";
+import { modelJsonResponse } from "../response-headers.ts";
 
 /** Inputs per request, as OpenAI's embeddings endpoint allows. */
 const MAX_INPUTS = 2048;
@@ -59,10 +59,9 @@ export function embeddingsRoutes(services: Services) {
       index,
       embedding: body.encoding_format === "base64" ? encodeFloat32Base64(vector) : vector,
     }));
-    return c.json(
+    return modelJsonResponse(
       { object: "list", data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
-      200,
-      modelResponseHeaders(rateLimitHeaders, served),
+      { rateLimitHeaders, served, requestId: c.get("requestId") },
     );
   });
 }

@@ -10,7 +10,7 @@ import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import type { Price } from "../../pricing/price.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "../response-headers.ts";
+import { modelJsonResponse } from "../response-headers.ts";
 
 /** Sizes a model without a size price table accepts: those of OpenAI's image models. */
 const DEFAULT_IMAGE_SIZES = ["256x256", "512x512", "1024x1024", "1792x1024", "1024x1792"];
@@ -72,6 +72,6 @@ export function imagesRoutes(services: Services) {
       (result) => usageOf(Math.min(result.images.length, body.n)),
     );
     const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format));
-    return c.json({ created: Math.floor(services.now() / 1000), data }, 200, modelResponseHeaders(rateLimitHeaders, served));
+    return modelJsonResponse({ created: Math.floor(services.now() / 1000), data }, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
 }

@@ -8,7 +8,7 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { admitRequest } from "../admit-request.ts";
-import { modelResponseHeaders } from "../response-headers.ts";
+import { modelJsonResponse } from "../response-headers.ts";
 
 /** Documents per request: Cohere's and Jina's upper bound. */
 const MAX_DOCUMENTS = 10_000;
@@ -54,10 +54,9 @@ export function rerankRoutes(services: Services) {
         ...(body.return_documents ? { document: { text: body.documents[index]! } } : {}),
         relevance_score: relevanceScore,
       }));
-    return c.json(
+    return modelJsonResponse(
       { id: c.get("requestId"), model: body.model, results, meta: { tokens_used: usageOf(served.value.inputTokens).inputTokens } },
-      200,
-      modelResponseHeaders(rateLimitHeaders, served),
+      { rateLimitHeaders, served, requestId: c.get("requestId") },
     );
   });
 }

@@ -9,7 +9,7 @@ import { ModelIdSchema } from "../../lib/schemas.ts";
 import { numberInRange } from "../../lib/validate.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "../response-headers.ts";
+import { modelResponse } from "../response-headers.ts";
 
 /** Spec section 8: the longest text one speech request may speak. */
 const MAX_INPUT_CHARACTERS = 4096;
@@ -53,9 +53,6 @@ export function speechRoutes(services: Services) {
       (adapter, call) => adapter.speak(request, call),
       usage,
     );
-    return new Response(served.value.body, {
-      status: 200,
-      headers: { "content-type": served.value.contentType, ...modelResponseHeaders(rateLimitHeaders, served), "x-request-id": c.get("requestId") },
-    });
+    return modelResponse(served.value.body, { "content-type": served.value.contentType }, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
 }

@@ -14,7 +14,7 @@ import { renderTranscript } from "../../translate/transcription/render-transcrip
 import { receiveMultipartUpload, type ReceivedUpload } from "../../uploads/receive-upload.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { modelResponseHeaders } from "../response-headers.ts";
+import { modelResponse } from "../response-headers.ts";
 
 const FIELD_LIMITS = { maxFieldBytes: 64 * 1024, maxParts: 64 };
 
@@ -93,7 +93,7 @@ export function transcriptionRoutes(services: Services) {
         (result) => usageOf(billedSeconds(result, probe.durationSeconds)),
       );
       const { body, contentType } = render(served.value, request);
-      return c.body(body, 200, { "content-type": contentType, ...modelResponseHeaders(rateLimitHeaders, served) });
+      return modelResponse(body, { "content-type": contentType }, { rateLimitHeaders, served, requestId: c.get("requestId") });
     } finally {
       await upload.file?.remove();
     }
