@@ -1,5 +1,5 @@
 import type { SyncSql } from "../db/sync-sql.ts";
-import type { WriteTurn } from "../db/write-turn.ts";
+import { TurnBatch, type WriteTurn } from "../db/write-turn.ts";
 import type { Logger } from "../lib/logger.ts";
 import { DEBIT_BALANCE, INSERT_HOLD, INSERT_LEDGER, SELECT_BALANCE } from "./billing-sql.ts";
 
@@ -19,42 +19,27 @@ interface PendingHold {
  * order while the balance covers it, with its ledger and hold rows, then one UPDATE per account.
  */
 export class HoldBatcher {
-  /** The holds of the job queued for the coming transaction, until it runs. */
-  #pending: PendingHold[] | null = null;
+  readonly #batch: TurnBatch<PendingHold, boolean[]>;
 
   constructor(
-    private readonly turn: WriteTurn,
+    turn: WriteTurn,
     private readonly instanceId: () => string,
     private readonly log: Logger,
-  ) {}
-
-  /** Holds `amountMicros` of the account for a request; false when the balance cannot cover it. */
-  hold(userId: string, amountMicros: number, requestId: string, createdAt: number): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      (this.#pending ?? this.#queueJob()).push({ userId, amountMicros, requestId, createdAt, resolve, reject });
+  ) {
+    this.#batch = new TurnBatch(turn, (sql, batch) => this.#write(sql, batch), (batch, outcome) => {
+      if (outcome.ok) {
+        batch.forEach((pending, i) => pending.resolve(outcome.result[i]!));
+        return;
+      }
+      const { error } = outcome;
+      this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
+      for (const pending of batch) pending.reject(error);
     });
   }
 
-  #queueJob(): PendingHold[] {
-    const batch: PendingHold[] = [];
-    this.#pending = batch;
-    let granted: boolean[] = [];
-    this.turn.add({
-      run: (sql) => {
-        this.#pending = null;
-        granted = this.#write(sql, batch);
-      },
-      done: (error) => {
-        if (this.#pending === batch) this.#pending = null;
-        if (error === undefined) {
-          batch.forEach((pending, i) => pending.resolve(granted[i]!));
-          return;
-        }
-        this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
-        for (const pending of batch) pending.reject(error);
-      },
-    });
-    return batch;
+  /** Holds `amountMicros` of the account for a request; false when the balance cannot cover it. */
+  hold(userId: string, amountMicros: number, requestId: string, createdAt: number): Promise<boolean> {
+    return new Promise((resolve, reject) => this.#batch.push({ userId, amountMicros, requestId, createdAt, resolve, reject }));
   }
 
   #write(sql: SyncSql, batch: PendingHold[]): boolean[] {

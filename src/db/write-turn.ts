@@ -76,3 +76,41 @@ export class WriteTurn {
     for (const job of jobs) job.done(failed.get(job));
   }
 }
+
+/** How a TurnBatch's job ended: what `write` returned, or why it failed. */
+export type BatchOutcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
+
+/**
+ * Items pushed during one turn, written by one job of that turn's transaction: `write` sees
+ * every item pushed before the job ran, and `settle` is told how that job ended.
+ */
+export class TurnBatch<T, R> {
+  /** The items of the job queued for the coming transaction, until it runs. */
+  #pending: T[] | null = null;
+
+  constructor(
+    private readonly turn: WriteTurn,
+    private readonly write: (sql: SyncSql, items: T[]) => R,
+    private readonly settle: (items: T[], outcome: BatchOutcome<R>) => void,
+  ) {}
+
+  push(item: T): void {
+    if (this.#pending) {
+      this.#pending.push(item);
+      return;
+    }
+    const items = [item];
+    this.#pending = items;
+    let result: R;
+    this.turn.add({
+      run: (sql) => {
+        this.#pending = null;
+        result = this.write(sql, items);
+      },
+      done: (error) => {
+        if (this.#pending === items) this.#pending = null;
+        this.settle(items, error === undefined ? { ok: true, result } : { ok: false, error });
+      },
+    });
+  }
+}

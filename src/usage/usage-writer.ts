@@ -2,7 +2,8 @@ import type { UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
 import { settleHolds } from "../billing/settle-holds.ts";
-import type { WriteTurn } from "../db/write-turn.ts";
+import { TurnBatch, type WriteTurn } from "../db/write-turn.ts";
+import type { SyncSql } from "../db/sync-sql.ts";
 import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
 
 interface Pending {
@@ -20,20 +21,26 @@ interface Pending {
  * times are written by the periodic flush.
  */
 export class UsageWriter {
-  /** The rows of the job queued for the coming transaction, until it runs. */
-  #pending: Pending[] | null = null;
+  readonly #batch: TurnBatch<Pending, void>;
 
   constructor(
     private readonly turn: WriteTurn,
     private readonly lastUsed: LastUsedTracker,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#batch = new TurnBatch(turn, writeRows, (batch, outcome) => {
+      if (outcome.ok) {
+        for (const pending of batch) pending.resolve();
+        return;
+      }
+      this.log.error("usage write failed", { rows: batch.length, error: String(outcome.error) });
+      for (const pending of batch) pending.reject(outcome.error);
+    });
+  }
 
   /** Queues one usage row and its settlement; resolves when both are committed. */
   record(row: UsageLogInsert, holdMicros = 0): Promise<void> {
-    return new Promise((resolve, reject) => {
-      (this.#pending ?? this.#queueJob()).push({ row, holdMicros, resolve, reject });
-    });
+    return new Promise((resolve, reject) => this.#batch.push({ row, holdMicros, resolve, reject }));
   }
 
   /**
@@ -48,37 +55,21 @@ export class UsageWriter {
       for (const [tokenId, time] of touched) sql.run(TOUCH_TOKEN, [time, tokenId]);
     });
   }
+}
 
-  #queueJob(): Pending[] {
-    const batch: Pending[] = [];
-    this.#pending = batch;
-    this.turn.add({
-      run: (sql) => {
-        this.#pending = null;
-        for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
-        settleHolds(
-          sql,
-          batch.map(({ row, holdMicros }) => ({
-            userId: row.user_id,
-            requestId: row.request_id,
-            holdMicros,
-            costMicros: row.cost_micros,
-            at: row.created_at + row.latency_ms,
-          })),
-        );
-      },
-      done: (error) => {
-        if (this.#pending === batch) this.#pending = null;
-        if (error === undefined) {
-          for (const pending of batch) pending.resolve();
-          return;
-        }
-        this.log.error("usage write failed", { rows: batch.length, error: String(error) });
-        for (const pending of batch) pending.reject(error);
-      },
-    });
-    return batch;
-  }
+/** Inserts the usage rows and settles their holds. */
+function writeRows(sql: SyncSql, batch: Pending[]): void {
+  for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
+  settleHolds(
+    sql,
+    batch.map(({ row, holdMicros }) => ({
+      userId: row.user_id,
+      requestId: row.request_id,
+      holdMicros,
+      costMicros: row.cost_micros,
+      at: row.created_at + row.latency_ms,
+    })),
+  );
 }
 
 /** A usage row's values in INSERT_USAGE's column order. */

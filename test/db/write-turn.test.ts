@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import type { SyncSql } from "../../src/db/sync-sql.ts";
-import { WriteTurn } from "../../src/db/write-turn.ts";
+import { TurnBatch, WriteTurn, type BatchOutcome } from "../../src/db/write-turn.ts";
 
 let dir: string;
 let database: OpenDatabase;
@@ -80,4 +80,32 @@ test("jobs queued in a later turn get their own transaction; idle waits for all 
   // Nothing queued: idle resolves without a transaction.
   await turn.idle();
   expect(statements.filter((s) => s === "BEGIN IMMEDIATE")).toHaveLength(2);
+});
+
+test("a TurnBatch writes the items pushed in one turn with one job, and a later push starts the next", async () => {
+  const { turn, statements } = open();
+  const outcomes: { items: number[]; outcome: BatchOutcome<number> }[] = [];
+  const batch = new TurnBatch<number, number>(
+    turn,
+    (sql, items) => {
+      for (const v of items) sql.run("INSERT INTO t (v) VALUES (?)", [v]);
+      if (items.includes(99)) throw new Error("99 is refused");
+      return items.length;
+    },
+    (items, outcome) => outcomes.push({ items: [...items], outcome }),
+  );
+  batch.push(1);
+  batch.push(2);
+  batch.push(3);
+  await turn.idle();
+  batch.push(4);
+  batch.push(99);
+  await turn.idle();
+  expect(outcomes[0]).toEqual({ items: [1, 2, 3], outcome: { ok: true, result: 3 } });
+  expect(outcomes[1]!.items).toEqual([4, 99]);
+  expect(outcomes[1]!.outcome.ok).toBe(false);
+  // The failed job was undone; the turn itself committed (idle's own empty job shared it).
+  expect(values()).toBe("1,2,3");
+  expect(statements.filter((s) => s === "BEGIN IMMEDIATE")).toHaveLength(2);
+  expect(statements.filter((s) => s === "ROLLBACK TO turn_job")).toHaveLength(1);
 });
