@@ -1,10 +1,30 @@
 import { expect } from "bun:test";
-import type { TestGateway } from "../helpers/gateway.ts";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
-import { bearer, waitFor } from "./_support.ts";
+import { bearer, PRICE_BODY, waitFor } from "./_support.ts";
 
 /** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
+
+/**
+ * A strictly priced in-process gateway whose one channel is a loopback OpenAI upstream serving
+ * `model` at PRICE_BODY. `close` stops both.
+ */
+export async function startPricedLoopback(model: string): Promise<{ gw: TestGateway; upstream: OpenAiUpstream; close(): Promise<void> }> {
+  const gw = await startTestGateway({ strictPricing: true });
+  const upstream = await startOpenAiUpstream();
+  expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [model] })).status).toBe(201);
+  expect((await gw.admin("POST", "/v1/admin/prices", { model, ...PRICE_BODY })).status).toBe(200);
+  return {
+    gw,
+    upstream,
+    async close() {
+      await gw.close();
+      await upstream.close();
+    },
+  };
+}
 
 /** A new enterprise account with `micros` of balance and a key. */
 export async function newAccount(gw: TestGateway, micros: number): Promise<{ id: string; key: string }> {

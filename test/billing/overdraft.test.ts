@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { fixtureEvents, jsonFixture, startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
-import { account, chat, expectBooksBalanced, ledgerOf, newAccount, usageRows } from "./_inprocess.ts";
-import { costOf, estimate, PRICE_BODY } from "./_support.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { fixtureEvents, jsonFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { account, chat, expectBooksBalanced, ledgerOf, newAccount, startPricedLoopback, usageRows } from "./_inprocess.ts";
+import { costOf, estimate } from "./_support.ts";
 
 /**
  * The documented overdraft (src/billing/settle-holds.ts, estimate-hold.ts): a request whose
@@ -23,17 +23,14 @@ const EXCESS = COST - HOLD;
 let gw: TestGateway;
 let upstream: OpenAiUpstream;
 
+let loopback: Awaited<ReturnType<typeof startPricedLoopback>>;
+
 beforeAll(async () => {
-  gw = await startTestGateway({ strictPricing: true });
-  upstream = await startOpenAiUpstream();
-  expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [MODEL] })).status).toBe(201);
-  expect((await gw.admin("POST", "/v1/admin/prices", { model: MODEL, ...PRICE_BODY })).status).toBe(200);
+  loopback = await startPricedLoopback(MODEL);
+  ({ gw, upstream } = loopback);
 });
 
-afterAll(async () => {
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => loopback.close());
 
 const overUsage = { prompt_tokens: estimate(PROMPT), completion_tokens: REPORTED_OUTPUT, total_tokens: estimate(PROMPT) + REPORTED_OUTPUT };
 const body = (stream: boolean) => ({ model: MODEL, stream, max_tokens: MAX_TOKENS, messages: [{ role: "user", content: PROMPT }] });

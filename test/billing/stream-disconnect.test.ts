@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { fixtureEvents, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { fixtureEvents, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
-import { bearer, costOf, estimate, PRICE_BODY, sleep, waitFor } from "./_support.ts";
+import { startPricedLoopback } from "./_inprocess.ts";
+import { bearer, costOf, estimate, sleep, waitFor } from "./_support.ts";
 
 /**
  * A client that disconnects from a stream: after the first content chunk, after the last
@@ -26,17 +27,14 @@ const FULL = summarizeStreamFixture(FIXTURE);
 let gw: TestGateway;
 let upstream: OpenAiUpstream;
 
+let loopback: Awaited<ReturnType<typeof startPricedLoopback>>;
+
 beforeAll(async () => {
-  gw = await startTestGateway({ strictPricing: true });
-  upstream = await startOpenAiUpstream();
-  expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [MODEL] })).status).toBe(201);
-  expect((await gw.admin("POST", "/v1/admin/prices", { model: MODEL, ...PRICE_BODY })).status).toBe(200);
+  loopback = await startPricedLoopback(MODEL);
+  ({ gw, upstream } = loopback);
 });
 
-afterAll(async () => {
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => loopback.close());
 
 async function newUser(): Promise<{ id: string; key: string }> {
   const user = await gw.admin("POST", "/v1/admin/users", { email: `s${crypto.randomUUID()}@example.test`, plan: "enterprise", balance: 1 });
