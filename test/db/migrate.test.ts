@@ -65,7 +65,7 @@ test("004 keeps every ledger row and open hold, and new ledger ids continue afte
   ]).execute();
   await db.insertInto("holds").values({ id: "req_1", user_id: "usr_a", amount_micros: 30, instance_id: "inst_x", created_at: 2 }).execute();
 
-  expect(await migrate(db, () => 3)).toEqual(["004-lean-billing-tables"]);
+  expect(await migrate(db, () => 3, MIGRATIONS.filter((m) => m.id < "005"))).toEqual(["004-lean-billing-tables"]);
 
   const ledger = await db.selectFrom("ledger").selectAll().orderBy("id").execute();
   expect(ledger.map((r) => [r.id, r.kind, r.amount_micros, r.balance_after_micros, r.reference])).toEqual([
@@ -87,4 +87,29 @@ test("004 keeps every ledger row and open hold, and new ledger ids continue afte
   expect(byName.has("holds_instance_id")).toBe(false);
   // The ledger still refuses a row for an account that does not exist.
   await expect(db.insertInto("ledger").values({ user_id: "usr_missing", kind: "adjust", amount_micros: 1, balance_after_micros: 1, reference: null, created_at: 5 }).execute()).rejects.toThrow(/FOREIGN KEY/i);
+});
+
+test("005 keeps every usage row, keyed newest-last by (created_at, id), and drops the write-only ledger index", async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-migrate-"));
+  const { db } = open();
+  await migrate(db, () => 1, MIGRATIONS.filter((m) => m.id < "005"));
+  const row = (id: string, userId: string, createdAt: number) => ({
+    id, request_id: `req_${id}`, user_id: userId, token_id: "tok_1", model: "m", endpoint: "/v1/chat/completions",
+    prompt_tokens: 3, completion_tokens: 4, cost_micros: 7, status: 200, latency_ms: 9, channel_id: null, stream: 0, created_at: createdAt,
+  });
+  const rows = [row("use_b", "usr_a", 20), row("use_a", "usr_b", 20), row("use_c", "usr_a", 10)];
+  await db.insertInto("usage_logs").values(rows).execute();
+
+  expect(await migrate(db, () => 2)).toEqual(["005-clustered-usage-log"]);
+
+  const after = await db.selectFrom("usage_logs").selectAll().orderBy("created_at", "desc").orderBy("id", "desc").execute();
+  expect(after).toEqual(rows); // listed newest first, ties by id descending
+  const plan = await sql<{ detail: string }>`explain query plan select * from usage_logs where user_id = 'usr_a' order by created_at desc`.execute(db);
+  expect(plan.rows.map((r) => r.detail).join(" ")).toMatch(/usage_logs_user_created/);
+
+  const schema = await sql<{ name: string; sql: string | null }>`select name, sql from sqlite_master`.execute(db);
+  const byName = new Map(schema.rows.map((r) => [r.name, r.sql ?? ""]));
+  expect(byName.get("usage_logs")).toMatch(/without rowid/i);
+  expect(byName.has("usage_logs_created_at")).toBe(false);
+  expect(byName.has("ledger_user_id")).toBe(false);
 });

@@ -3,6 +3,7 @@ import { initial } from "./001-initial.ts";
 import { holds } from "./002-holds.ts";
 import { imagePrices } from "./003-image-prices.ts";
 import { leanBillingTables } from "./004-lean-billing-tables.ts";
+import { clusteredUsageLog } from "./005-clustered-usage-log.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -14,4 +15,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables];
+export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog];
