@@ -635,7 +635,15 @@ interface BenchResult {
     upstreamWrites: number;
     unbatched: boolean;
   };
-  memory: { idleMb: number; samples: { served: number; rssMb: number }[]; afterMb: number; afterRequests: number; growthMb: number };
+  memory: {
+    idleMb: number;
+    samples: { served: number; rssMb: number }[];
+    afterMb: number;
+    afterRequests: number;
+    growthMb: number;
+    /** A further load on the warm gateway: RSS that keeps climbing here is a leak, not warm-up. */
+    warm: { requests: number; afterMb: number; growthMb: number };
+  };
   usage: { rows: number; gateway200: number; gatewayOther: number; difference: number; inFlightBound: number; consistent: boolean };
   targets: { name: string; measured: string; target: string; pass: boolean }[];
 }
@@ -746,6 +754,21 @@ async function fillToTarget(
   }
 }
 
+/**
+ * Phase d2: one more gateway load as long as the first, then RSS again after the same pause.
+ * Against the reading before it, this tells a leak (RSS keeps climbing) from warm-up (JIT
+ * code, a larger heap, the database page cache), which the idle-to-after figure mixes.
+ */
+async function phaseWarmGrowth(settings: BenchSettings, target: Target, served: ServedCounter, gatewayPid: number, warmMb: number, dir: string): Promise<BenchResult["memory"]["warm"]> {
+  const before = served.total;
+  progress(`c=${settings.concurrency} for ${settings.loadSeconds}s more: gateway, warm (leak check)`);
+  const result = await runLoad(settings.loadTool, target, REQUEST_BODY, settings.loadSeconds, settings.concurrency, dir);
+  served.addLoad(result);
+  await Bun.sleep(2000);
+  const afterMb = rssMb(gatewayPid);
+  return { requests: served.total - before, afterMb, growthMb: round(afterMb - warmMb, 1) };
+}
+
 /** Phase e: usage rows against the 200s the clients counted. */
 async function phaseUsage(gatewayPort: number, served: ServedCounter, concurrency: number): Promise<BenchResult["usage"]> {
   await Bun.sleep(1000); // rows are committed before each response ends; this only lets stragglers land
@@ -806,6 +829,12 @@ function render(r: BenchResult): string {
     ["median gap between reads (ms)", `${s.direct.gapMedianMs}`, `${s.gateway.gapMedianMs}`, ""],
     ["gateway RSS idle -> after (MB)", "", `${r.memory.idleMb} -> ${r.memory.afterMb} after ${r.memory.afterRequests} req`, `${r.memory.growthMb >= 0 ? "+" : ""}${r.memory.growthMb}`],
     ["RSS right after each load run (served: MB)", "", r.memory.samples.map((x) => `${x.served}: ${x.rssMb}`).join(", "), ""],
+    [
+      `gateway RSS warm -> after ${r.memory.warm.requests} more req (MB)`,
+      "",
+      `${r.memory.afterMb} -> ${r.memory.warm.afterMb}`,
+      `${r.memory.warm.growthMb >= 0 ? "+" : ""}${r.memory.warm.growthMb}`,
+    ],
     ["usage rows vs client-counted 200s (+ other statuses)", "", `${r.usage.rows} vs ${r.usage.gateway200} (+ ${r.usage.gatewayOther})`, `diff ${r.usage.difference} (in-flight bound ${r.usage.inFlightBound})`],
   ]);
   const verdicts = table([["target", "measured", "wanted", "result"], ...r.targets.map((t) => [t.name, t.measured, t.target, t.pass ? "PASS" : "MISS"])]);
@@ -839,6 +868,8 @@ async function runBench(settings: BenchSettings): Promise<BenchResult> {
   const { throughput, samples } = await phaseLoad(settings, t, { upstream, gateway }, served, dir);
   await Bun.sleep(2000);
   const afterMb = rssMb(gateway.process.pid);
+  const afterRequests = served.total;
+  const warm = await phaseWarmGrowth(settings, t.gateway, served, gateway.process.pid, afterMb, dir);
   const usage = await phaseUsage(gateway.port, served, settings.concurrency);
   const partial: Omit<BenchResult, "targets"> = {
     date: new Date().toISOString(),
@@ -849,7 +880,7 @@ async function runBench(settings: BenchSettings): Promise<BenchResult> {
     latency,
     throughput,
     streaming,
-    memory: { idleMb, samples, afterMb, afterRequests: served.total, growthMb: round(afterMb - idleMb, 1) },
+    memory: { idleMb, samples, afterMb, afterRequests, growthMb: round(afterMb - idleMb, 1), warm },
     usage,
   };
   return { ...partial, targets: judge(partial) };
