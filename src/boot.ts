@@ -2,6 +2,7 @@ import type { CreateTempUpload } from "./uploads/temp-upload.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { openDatabase, localPathOf } from "./db/open-database.ts";
 import { migrate } from "./db/migrate.ts";
+import { LEASE_IDLE_MS } from "./billing/lease-book.ts";
 import { bootstrap, type FirstStart } from "./bootstrap.ts";
 import { createServices } from "./services.ts";
 import { createApp } from "./app.ts";
@@ -69,8 +70,8 @@ export async function main(host: RuntimeHost, args: readonly string[]): Promise<
 }
 
 /**
- * `doctor`: checks that every account's ledger sums to its balance and that no hold is open,
- * after releasing the holds of dead instances. Prints a report; exit code 1 on any problem.
+ * `doctor`: checks that every account's ledger sums to its balance and reports open holds and
+ * balance leases, after releasing those of dead instances. Prints a report; exit code 1 on any problem.
  */
 export async function runDoctor(host: RuntimeHost): Promise<number> {
   const config = loadConfig(host.env);
@@ -80,7 +81,7 @@ export async function runDoctor(host: RuntimeHost): Promise<number> {
     const registry = new InstanceRegistry(database.db, host.identity, Date.now);
     const released = await registry.releaseOrphanedHolds();
     const report = await checkLedger(database.db);
-    host.write(`doctor: ${report.accounts} accounts checked; ${report.problems.length} ledger mismatches; ${report.openHolds} open holds; ${released} orphaned holds released`);
+    host.write(`doctor: ${report.accounts} accounts checked; ${report.problems.length} ledger mismatches; ${report.openHolds} open holds; ${report.openLeases} open balance leases; ${released} orphaned holds released`);
     for (const p of report.problems) {
       host.write(`  account ${p.userId}: balance ${p.balanceMicros} micro-USD, ledger sum ${p.ledgerSumMicros} micro-USD`);
     }
@@ -110,6 +111,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);
+  const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
 
   const app = createApp(services);
   const server = await host.serve(app.fetch, { port: config.port, host: config.host });
@@ -130,6 +132,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     services.changes.stop();
     clearInterval(lastUsedTimer);
     clearInterval(heartbeatTimer);
+    clearInterval(leaseTimer);
     try {
       await services.usage.flush(true);
       await services.instance.retire();

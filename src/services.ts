@@ -16,6 +16,7 @@ import { MediaDispatcher } from "./dispatch/media-dispatcher.ts";
 import type { UpstreamDeps } from "./dispatch/serve-through-channels.ts";
 import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 import { HoldBatcher } from "./billing/hold-batcher.ts";
+import { LeaseBook } from "./billing/lease-book.ts";
 import { WriteTurn } from "./db/write-turn.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
@@ -69,6 +70,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   const instance = new InstanceRegistry(deps.db, deps.identity, deps.now);
   // Holds and settlements queued in one event-loop turn share one commit.
   const writeTurn = new WriteTurn(deps.db, deps.sql);
+  const leases = new LeaseBook(() => instance.id, deps.now);
   const upstreams: UpstreamDeps = {
     channels,
     breaker,
@@ -85,10 +87,10 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     settings,
     channels,
     prices,
-    usage: new UsageWriter(writeTurn, lastUsed, deps.log),
+    usage: new UsageWriter(writeTurn, lastUsed, leases, deps.log),
     breaker,
     instance,
-    holds: new HoldBatcher(writeTurn, () => instance.id, deps.log),
+    holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher(upstreams),
     media: new MediaDispatcher(upstreams),

@@ -14,3 +14,16 @@ export const DELETE_HOLD = "DELETE FROM holds WHERE id = ?";
 export const INSERT_USAGE =
   "INSERT INTO usage_logs (id, request_id, user_id, token_id, model, endpoint, prompt_tokens, completion_tokens, cost_micros, status, latency_ms, channel_id, stream, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 export const TOUCH_TOKEN = "UPDATE tokens SET last_used = ? WHERE id = ?";
+
+/** The account's balance, what every instance has leased of it, and whether another instance still draws on a lease. */
+export const SELECT_HEADROOM =
+  "SELECT u.balance_micros AS balance, " +
+  "coalesce((SELECT sum(amount_micros) FROM balance_leases WHERE user_id = u.id), 0) AS leased, " +
+  "coalesce((SELECT max(open) FROM balance_leases WHERE user_id = u.id AND instance_id != ?), 0) AS others_open " +
+  "FROM users u WHERE u.id = ?";
+export const EXTEND_LEASE =
+  "INSERT INTO balance_leases (user_id, instance_id, amount_micros, open, updated_at) VALUES (?, ?, ?, 1, ?) " +
+  "ON CONFLICT (user_id, instance_id) DO UPDATE SET amount_micros = amount_micros + excluded.amount_micros, open = 1, updated_at = excluded.updated_at";
+export const SHRINK_LEASE = "UPDATE balance_leases SET amount_micros = amount_micros - ?, updated_at = ? WHERE user_id = ? AND instance_id = ?";
+export const CLOSE_LEASE = "UPDATE balance_leases SET amount_micros = ?, open = 0, updated_at = ? WHERE user_id = ? AND instance_id = ?";
+export const DELETE_LEASE = "DELETE FROM balance_leases WHERE user_id = ? AND instance_id = ?";

@@ -8,18 +8,19 @@ export interface LedgerProblem {
   ledgerSumMicros: number;
 }
 
-/** What the doctor found: every account checked, the mismatches, and holds still open. */
+/** What the doctor found: every account checked, the mismatches, and holds and balance leases still open. */
 export interface LedgerReport {
   accounts: number;
   problems: LedgerProblem[];
   openHolds: number;
+  openLeases: number;
 }
 
 /**
  * Checks the money invariant for every account: the sum of its ledger rows equals its
  * balance. One grouped pass over the ledger (it has no per-account index: it is written on
- * every request and read only here). Open holds are reported too: on a stopped gateway there
- * must be none.
+ * every request and read only here). Open holds and balance leases are reported too: on a
+ * stopped gateway there must be none.
  */
 export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
   const rows = await sql<{ id: string; balance_micros: number; ledger_sum: number | null }>`
@@ -29,5 +30,6 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     .filter((r) => (r.ledger_sum ?? 0) !== r.balance_micros)
     .map((r) => ({ userId: r.id, balanceMicros: r.balance_micros, ledgerSumMicros: r.ledger_sum ?? 0 }));
   const holds = await db.selectFrom("holds").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { accounts: rows.rows.length, problems, openHolds: Number(holds.n) };
+  const leases = await db.selectFrom("balance_leases").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { accounts: rows.rows.length, problems, openHolds: Number(holds.n), openLeases: Number(leases.n) };
 }

@@ -20,9 +20,9 @@ export function priceOrRefuse(services: Services, model: string): Price | undefi
 export async function holdFunds(services: Services, meter: RequestMeter, amountMicros: number): Promise<void> {
   if (amountMicros <= 0) return;
   const held = await services.holds.hold(meter.facts.userId, amountMicros, meter.facts.requestId, meter.facts.startedAt);
-  if (!held) {
+  if (held === null) {
     await meter.finish({ status: 402, usage: null, channelId: null });
     throw new GatewayError(402, "Insufficient balance for this request; top up the account to continue");
   }
-  meter.holdMicros = amountMicros;
+  meter.hold = held;
 }

@@ -15,9 +15,10 @@ export interface ProcessIdentity {
 const STALE_AFTER_MS = 15_000;
 
 /**
- * Registers this gateway process in the database with a heartbeat, and releases the holds of
- * instances that died (killed, crashed): at start, and on every heartbeat after it. On one host
- * a dead process is recognised at once by its pid; elsewhere by its stale heartbeat.
+ * Registers this gateway process in the database with a heartbeat, and releases the holds and
+ * balance leases of instances that died (killed, crashed): at start, and on every heartbeat
+ * after it. On one host a dead process is recognised at once by its pid; elsewhere by its
+ * stale heartbeat.
  */
 export class InstanceRegistry {
   readonly id = newId("inst");
@@ -43,10 +44,19 @@ export class InstanceRegistry {
     return this.releaseOrphanedHolds();
   }
 
-  /** Refunds every hold of a dead instance in full and forgets the instance; returns how many. */
+  /**
+   * Refunds every hold of a dead instance in full, drops its leases and forgets the instance;
+   * returns how many holds were refunded. A lease moved no money by itself: the holds drawn on
+   * it reach the ledger only when their request finishes, which a dead instance's never will.
+   */
   async releaseOrphanedHolds(): Promise<number> {
     const instances = await this.db.selectFrom("instances").selectAll().where("id", "!=", this.id).execute();
-    const orphanedBy = await this.db.selectFrom("holds").select("instance_id").where("instance_id", "!=", this.id).distinct().execute();
+    const orphanedBy = await this.db
+      .selectFrom("holds")
+      .select("instance_id")
+      .where("instance_id", "!=", this.id)
+      .union(this.db.selectFrom("balance_leases").select("instance_id").where("instance_id", "!=", this.id))
+      .execute();
     const known = new Map(instances.map((i) => [i.id, i]));
     const dead = new Set<string>();
     for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
@@ -70,14 +80,21 @@ export class InstanceRegistry {
         }
         await trx.deleteFrom("holds").where("id", "=", hold.id).execute();
       }
+      await trx.deleteFrom("balance_leases").where("instance_id", "in", [...dead]).execute();
       await trx.deleteFrom("instances").where("id", "in", [...dead]).execute();
       return holds.length;
     });
   }
 
-  /** Removes this instance's record at a clean shutdown (its holds are all settled by then). */
+  /**
+   * Removes this instance's record and its leases at a clean shutdown: its requests are
+   * settled by then, so what the leases still reserve is free again.
+   */
   async retire(): Promise<void> {
-    await this.db.deleteFrom("instances").where("id", "=", this.id).execute();
+    await writeTransaction(this.db, async (trx) => {
+      await trx.deleteFrom("balance_leases").where("instance_id", "=", this.id).execute();
+      await trx.deleteFrom("instances").where("id", "=", this.id).execute();
+    });
   }
 
   #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {

@@ -1,35 +1,52 @@
 import type { SyncSql } from "../db/sync-sql.ts";
+import type { Journal } from "../db/write-turn.ts";
 import { DELETE_HOLD, INSERT_LEDGER, SELECT_BALANCE, SETTLE_BALANCE } from "./billing-sql.ts";
+import type { Hold } from "./hold-batcher.ts";
+import type { LeaseBook } from "./lease-book.ts";
 
 /** One request's money outcome: what was held for it and what it cost. */
 export interface Settlement {
   userId: string;
   requestId: string;
-  holdMicros: number;
+  hold: Hold | null;
   costMicros: number;
+  /** When the request started (its hold's time) and when it finished. */
+  startedAt: number;
   at: number;
 }
 
 /**
  * Settles requests inside the caller's write transaction: each releases its hold and pays its
  * exact cost in one ledger row (`settle`, or `refund` when it cost nothing), the account
- * moves by the sum, and the holds are deleted. A cost above the hold is still charged
- * (the documented overdraft); the balance may then go negative and the next hold fails.
+ * moves by the sum, and hold rows are deleted. A hold drawn on this instance's lease never
+ * reached the ledger, so its `hold` row is written here, just before the settlement, and the
+ * lease gives up what the request held (LeaseBook.spend). A cost above the hold is still
+ * charged (the documented overdraft); the balance may then go negative and the next hold fails.
  */
-export function settleHolds(sql: SyncSql, settlements: readonly Settlement[]): void {
+export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], leases: LeaseBook, journal: Journal): void {
   const balance = new Map<string, number | undefined>();
   const delta = new Map<string, { amount: number; spent: number; at: number }>();
   for (const s of settlements) {
-    if (s.holdMicros <= 0 && s.costMicros <= 0) continue;
+    const held = s.hold?.micros ?? 0;
+    if (s.hold?.leased) leases.release(s.userId, held);
+    if (held <= 0 && s.costMicros <= 0) continue;
     if (!balance.has(s.userId)) balance.set(s.userId, sql.get<{ balance_micros: number }>(SELECT_BALANCE, [s.userId])?.balance_micros);
-    const current = balance.get(s.userId);
+    let current = balance.get(s.userId);
     if (current === undefined) continue;
-    const amount = s.holdMicros - s.costMicros;
-    balance.set(s.userId, current + amount);
     const sum = delta.get(s.userId) ?? { amount: 0, spent: 0, at: 0 };
+    if (s.hold?.leased) {
+      current -= held;
+      sum.amount -= held;
+      sql.run(INSERT_LEDGER, [s.userId, "hold", -held, current, s.requestId, s.startedAt]);
+      leases.spend(sql, s.userId, held, s.costMicros, journal);
+    } else if (held > 0) {
+      sql.run(DELETE_HOLD, [s.requestId]);
+    }
+    const amount = held - s.costMicros;
+    current += amount;
+    balance.set(s.userId, current);
     delta.set(s.userId, { amount: sum.amount + amount, spent: sum.spent + s.costMicros, at: Math.max(sum.at, s.at) });
-    sql.run(INSERT_LEDGER, [s.userId, s.costMicros === 0 ? "refund" : "settle", amount, current + amount, s.requestId, s.at]);
-    if (s.holdMicros > 0) sql.run(DELETE_HOLD, [s.requestId]);
+    sql.run(INSERT_LEDGER, [s.userId, s.costMicros === 0 ? "refund" : "settle", amount, current, s.requestId, s.at]);
   }
   for (const [userId, sum] of delta) sql.run(SETTLE_BALANCE, [sum.amount, sum.spent, sum.at, userId]);
 }

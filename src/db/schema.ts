@@ -16,6 +16,7 @@ export interface Database {
   idempotency_records: IdempotencyTable;
   holds: HoldsTable;
   instances: InstancesTable;
+  balance_leases: BalanceLeasesTable;
 }
 
 export interface HoldsTable {
@@ -25,6 +26,17 @@ export interface HoldsTable {
   amount_micros: number;
   instance_id: string;
   created_at: number;
+}
+
+/** The part of an account's balance one instance has reserved for the holds it grants in memory. */
+export interface BalanceLeasesTable {
+  user_id: string;
+  instance_id: string;
+  /** Reserved and not yet spent: what the instance may still grant, plus its draws in flight. */
+  amount_micros: number;
+  /** 1 while the instance grants holds from it; 0 once all that is left is in flight. */
+  open: number;
+  updated_at: number;
 }
 
 export interface InstancesTable {

@@ -33,11 +33,12 @@ export function syncSqlOver(database: { prepare(sql: string): NativeStatement })
 
 /**
  * Runs `fn` synchronously inside BEGIN IMMEDIATE ... COMMIT on Kysely's connection, holding
- * Kysely's connection lock so no other query interleaves. The billing batches take this path
+ * Kysely's connection lock so no other query interleaves. When `fn` or the commit fails,
+ * `onRollback` runs right after the rollback, before any other code can observe memory. The billing batches take this path
  * instead of the query builder: building and awaiting each statement was about half of a
  * priced request's CPU, and these few statement texts never change.
  */
-export function syncWriteTransaction<T>(db: Kysely<Database>, sql: SyncSql, fn: (sql: SyncSql) => T): Promise<T> {
+export function syncWriteTransaction<T>(db: Kysely<Database>, sql: SyncSql, onRollback: () => void, fn: (sql: SyncSql) => T): Promise<T> {
   return db.connection().execute(async () => {
     sql.run("BEGIN IMMEDIATE", []);
     try {
@@ -50,6 +51,7 @@ export function syncWriteTransaction<T>(db: Kysely<Database>, sql: SyncSql, fn: 
       } catch {
         // Already rolled back by SQLite (for example after SQLITE_FULL); nothing to undo.
       }
+      onRollback();
       throw error;
     }
   });

@@ -3,10 +3,23 @@ import type { Database } from "./schema.ts";
 import { syncWriteTransaction, type SyncSql } from "./sync-sql.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
+/**
+ * Undo steps for the in-memory side of a write job, run newest first, synchronously, when the
+ * job's writes are rolled back: memory matches the database again before any other code runs.
+ */
+export type Journal = (() => void)[];
+
+/** Runs a journal's undo steps, newest first. */
+export function undo(journal: Journal): void {
+  for (let i = journal.length - 1; i >= 0; i--) journal[i]!();
+}
+
 /** Synchronous writes that want to share a commit with the others queued in the same turn. */
 export interface TurnJob {
   /** Runs inside the transaction; throwing undoes this job's writes only. */
   run(sql: SyncSql): void;
+  /** Called at once, synchronously, when this job's writes are rolled back (its own failure or the commit's). */
+  rollback?(): void;
   /** Called once, after the commit (no error) or with what made this job or the commit fail. */
   done(error?: unknown): void;
 }
@@ -41,9 +54,12 @@ export class WriteTurn {
     });
   }
 
-  /** Resolves once `job` has committed; rejects with its error. */
-  run(job: (sql: SyncSql) => void): Promise<void> {
-    return new Promise((resolve, reject) => this.add({ run: job, done: (error) => (error === undefined ? resolve() : reject(error)) }));
+  /** Resolves once `job` has committed; rejects with its error (its journal undone by then). */
+  run(job: (sql: SyncSql, journal: Journal) => void): Promise<void> {
+    const journal: Journal = [];
+    return new Promise((resolve, reject) =>
+      this.add({ run: (sql) => job(sql, journal), rollback: () => undo(journal), done: (error) => (error === undefined ? resolve() : reject(error)) }),
+    );
   }
 
   /** Resolves once every job queued so far has committed (or failed). */
@@ -54,8 +70,11 @@ export class WriteTurn {
 
   async #commit(jobs: TurnJob[]): Promise<void> {
     const failed = new Map<TurnJob, unknown>();
+    const rollBackUnfailed = () => {
+      for (const job of jobs) if (!failed.has(job)) job.rollback?.();
+    };
     try {
-      await syncWriteTransaction(this.db, this.sql, (sql) => {
+      await syncWriteTransaction(this.db, this.sql, rollBackUnfailed, (sql) => {
         // A lone job needs no savepoint: the transaction is its own.
         if (jobs.length === 1) return jobs[0]!.run(sql);
         for (const job of jobs) {
@@ -65,6 +84,7 @@ export class WriteTurn {
           } catch (error) {
             sql.run("ROLLBACK TO turn_job", []);
             failed.set(job, error);
+            job.rollback?.();
           }
           sql.run("RELEASE turn_job", []);
         }
@@ -82,7 +102,8 @@ export type BatchOutcome<R> = { ok: true; result: R } | { ok: false; error: unkn
 
 /**
  * Items pushed during one turn, written by one job of that turn's transaction: `write` sees
- * every item pushed before the job ran, and `settle` is told how that job ended.
+ * every item pushed before the job ran, records its in-memory changes in the journal, and
+ * `settle` is told how that job ended.
  */
 export class TurnBatch<T, R> {
   /** The items of the job queued for the coming transaction, until it runs. */
@@ -90,7 +111,7 @@ export class TurnBatch<T, R> {
 
   constructor(
     private readonly turn: WriteTurn,
-    private readonly write: (sql: SyncSql, items: T[]) => R,
+    private readonly write: (sql: SyncSql, items: T[], journal: Journal) => R,
     private readonly settle: (items: T[], outcome: BatchOutcome<R>) => void,
   ) {}
 
@@ -102,11 +123,13 @@ export class TurnBatch<T, R> {
     const items = [item];
     this.#pending = items;
     let result: R;
+    const journal: Journal = [];
     this.turn.add({
       run: (sql) => {
         this.#pending = null;
-        result = this.write(sql, items);
+        result = this.write(sql, items, journal);
       },
+      rollback: () => undo(journal),
       done: (error) => {
         if (this.#pending === items) this.#pending = null;
         this.settle(items, error === undefined ? { ok: true, result } : { ok: false, error });

@@ -1,5 +1,6 @@
 import { newId } from "../lib/random-id.ts";
 import type { UsageWriter } from "./usage-writer.ts";
+import type { Hold } from "../billing/hold-batcher.ts";
 import type { Price } from "../pricing/price.ts";
 import { computeCost, type BillableUsage } from "../billing/compute-cost.ts";
 
@@ -29,7 +30,7 @@ export interface RequestOutcome {
 export class RequestMeter {
   #finished: Promise<void> | null = null;
   /** Funds held for this request; settled with its usage row. */
-  holdMicros = 0;
+  hold: Hold | null = null;
   /** Told the request's total tokens when it finishes (settles the tokens-per-minute reservation). */
   onTokensUsed: ((tokens: number) => void) | undefined;
 
@@ -60,7 +61,7 @@ export class RequestMeter {
       channel_id: outcome.channelId,
       stream: this.facts.stream ? 1 : 0,
       created_at: this.facts.startedAt,
-    }, this.holdMicros);
+    }, this.hold);
     return this.#finished;
   }
 }

@@ -2,14 +2,16 @@ import type { UsageLogInsert } from "../db/schema.ts";
 import type { LastUsedTracker } from "../auth/last-used.ts";
 import type { Logger } from "../lib/logger.ts";
 import { settleHolds } from "../billing/settle-holds.ts";
-import { TurnBatch, type WriteTurn } from "../db/write-turn.ts";
+import { TurnBatch, type Journal, type WriteTurn } from "../db/write-turn.ts";
+import type { Hold } from "../billing/hold-batcher.ts";
+import type { LeaseBook } from "../billing/lease-book.ts";
 import type { SyncSql } from "../db/sync-sql.ts";
 import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
 
 interface Pending {
   row: UsageLogInsert;
   /** Funds held for the request, released as its cost is charged. */
-  holdMicros: number;
+  hold: Hold | null;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -26,9 +28,10 @@ export class UsageWriter {
   constructor(
     private readonly turn: WriteTurn,
     private readonly lastUsed: LastUsedTracker,
+    leases: LeaseBook,
     private readonly log: Logger,
   ) {
-    this.#batch = new TurnBatch(turn, writeRows, (batch, outcome) => {
+    this.#batch = new TurnBatch(turn, (sql, batch, journal) => writeRows(sql, batch, leases, journal), (batch, outcome) => {
       if (outcome.ok) {
         for (const pending of batch) pending.resolve();
         return;
@@ -39,8 +42,8 @@ export class UsageWriter {
   }
 
   /** Queues one usage row and its settlement; resolves when both are committed. */
-  record(row: UsageLogInsert, holdMicros = 0): Promise<void> {
-    return new Promise((resolve, reject) => this.#batch.push({ row, holdMicros, resolve, reject }));
+  record(row: UsageLogInsert, hold: Hold | null = null): Promise<void> {
+    return new Promise((resolve, reject) => this.#batch.push({ row, hold, resolve, reject }));
   }
 
   /**
@@ -58,17 +61,20 @@ export class UsageWriter {
 }
 
 /** Inserts the usage rows and settles their holds. */
-function writeRows(sql: SyncSql, batch: Pending[]): void {
+function writeRows(sql: SyncSql, batch: Pending[], leases: LeaseBook, journal: Journal): void {
   for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
   settleHolds(
     sql,
-    batch.map(({ row, holdMicros }) => ({
+    batch.map(({ row, hold }) => ({
       userId: row.user_id,
       requestId: row.request_id,
-      holdMicros,
+      hold,
       costMicros: row.cost_micros,
+      startedAt: row.created_at,
       at: row.created_at + row.latency_ms,
     })),
+    leases,
+    journal,
   );
 }
 

@@ -3,6 +3,7 @@ import type { TestGateway } from "../helpers/gateway.ts";
 import { fixtureEvents, jsonFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import { account, chat, expectBooksBalanced, ledgerOf, newAccount, startPricedLoopback, usageRows } from "./_inprocess.ts";
 import { costOf, estimate } from "./_support.ts";
+import { LeaseBook } from "../../src/billing/lease-book.ts";
 
 /**
  * The documented overdraft (src/billing/settle-holds.ts, estimate-hold.ts): a request whose
@@ -84,3 +85,23 @@ for (const stream of [false, true]) {
     await expectBooksBalanced(gw);
   });
 }
+
+test("on an account far from empty the excess is charged too, and taken from the lease, which stays backed by the balance", async () => {
+  upstream.setBehavior({ completion: { ...jsonFixture("openai-chat-completion.json"), usage: overUsage } });
+  upstream.reset();
+  const start = 1_000_000;
+  const leaseSize = LeaseBook.sizeFor(HOLD, start);
+  expect(leaseSize).toBeGreaterThan(COST); // the lease's free part covers the excess
+  const { id, key } = await newAccount(gw, start);
+  const response = await chat(gw, key, body(false));
+  expect(response.status).toBe(200);
+  await response.text();
+  expect(await ledgerOf(gw, response.headers.get("x-request-id")!)).toEqual([
+    { kind: "hold", amount_micros: -HOLD, balance_after_micros: start - HOLD },
+    { kind: "settle", amount_micros: -EXCESS, balance_after_micros: start - COST },
+  ]);
+  expect(await account(gw, id)).toEqual({ balance_micros: start - COST, total_spent_micros: COST });
+  const lease = await gw.database.db.selectFrom("balance_leases").select("amount_micros").where("user_id", "=", id).executeTakeFirstOrThrow();
+  expect(lease.amount_micros).toBe(leaseSize - COST);
+  await expectBooksBalanced(gw);
+});

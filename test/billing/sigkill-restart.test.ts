@@ -21,7 +21,9 @@ import {
  * A real gateway process is killed with SIGKILL under a steady load, then a new process starts
  * on the same database file. A response the client received in full as a success had its
  * usage row (and settlement) committed before its end was sent, so it must be in the file;
- * holds of the killed process are released by the restart (same host, its pid is not running).
+ * holds and balance leases of the killed process are released by the restart (same host, its
+ * pid is not running). The load runs on an account far from empty, whose holds are drawn on a
+ * lease; the slow requests on one with little left, whose holds are rows of their own.
  */
 
 const MODEL = "m1";
@@ -79,6 +81,11 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
   const token = await first.admin("POST", "/v1/admin/tokens", { user_id: userId, name: "load" });
   const key = token.body.key as string;
   await waitFor("the key", async () => (await first.fetch("/v1/balance", { headers: bearer(key) })).status === 200);
+  // Twice what the slow requests hold: far too little for a lease.
+  const slowBalanceMicros = 2 * SLOW_REQUESTS * EXACT_COST_MICROS;
+  const slowUser = await first.admin("POST", "/v1/admin/users", { email: "sigkill-slow@example.test", plan: "enterprise", balance: slowBalanceMicros / 1e6 });
+  const slowUserId = slowUser.body.id as string;
+  const slowKey = (await first.admin("POST", "/v1/admin/tokens", { user_id: slowUserId, name: "slow" })).body.key as string;
 
   const successes: Success[] = [];
   let failures = 0;
@@ -121,7 +128,7 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
   await waitFor("some successes under load", () => successes.length >= 200 && Date.now() - loadStart >= 400, 2_000).catch(() => {});
   // Plus requests certainly held and in flight at the kill.
   const slow = Array.from({ length: SLOW_REQUESTS }, () =>
-    first.fetch("/v1/chat/completions", { method: "POST", headers: bearer(key), body: JSON.stringify(exactCostBody(SLOW_MODEL)) }).then(
+    first.fetch("/v1/chat/completions", { method: "POST", headers: bearer(slowKey), body: JSON.stringify(exactCostBody(SLOW_MODEL)) }).then(
       (r) => r.status,
       () => "connection lost",
     ),
@@ -144,12 +151,14 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
   expect(failuresBeforeKill).toBe(0);
   for (const s of successes) expect(s.requestId).toMatch(/^req_/);
 
-  // The killed process left in-flight holds (it was mid-load) and its instance record.
+  // The killed process left the slow requests' holds, the load account's lease and its instance record.
   let holdsLeftByKill: number;
   {
     const db = openReadOnly(dir);
     try {
-      holdsLeftByKill = accountBooks(db, userId).openHolds;
+      holdsLeftByKill = accountBooks(db, slowUserId).openHolds;
+      expect(accountBooks(db, userId).openHolds).toBe(0);
+      expect(db.query("select user_id, open from balance_leases").all()).toEqual([{ user_id: userId, open: 1 }]);
       const instances = db.query("select pid from instances").all() as { pid: number }[];
       expect(instances.map((i) => i.pid)).toContain(first.pid);
     } finally {
@@ -157,7 +166,7 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
     }
   }
   console.log(`sigkill: ${holdsLeftByKill} holds left open by the killed process`);
-  expect(holdsLeftByKill).toBeGreaterThanOrEqual(SLOW_REQUESTS);
+  expect(holdsLeftByKill).toBe(SLOW_REQUESTS);
 
   // Restart on the same database: at start it sees the dead pid on this host and refunds its holds.
   const second = await spawnGateway(dir);
@@ -168,6 +177,12 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
       expect(books.openHolds).toBe(0);
       expect(books.ledgerSum).toBe(books.balance);
       expect(books.balance).toBe(BALANCE_USD * 1e6 - books.spent);
+      expect(db.query("select count(*) as n from balance_leases").get()).toEqual({ n: 0 });
+      // The slow requests cost nothing: their holds were refunded in full.
+      const slowBooks = accountBooks(db, slowUserId);
+      expect(slowBooks).toMatchObject({ openHolds: 0, balance: slowBalanceMicros, ledgerSum: slowBalanceMicros, spent: 0 });
+      const slowRefs = db.query("select reference, group_concat(kind) as kinds from ledger where user_id = ? and kind != 'topup' group by reference").all(slowUserId) as { kinds: string }[];
+      expect(slowRefs.map((r) => r.kinds.split(",").sort().join("+"))).toEqual(Array(SLOW_REQUESTS).fill("hold+refund"));
       const instances = db.query("select pid from instances").all() as { pid: number }[];
       expect(instances.map((i) => i.pid)).toEqual([second.pid]);
       // Every success the client saw has its usage row, with its cost charged.
@@ -177,15 +192,16 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
       const missing = successes.filter((s) => !rows.has(s.requestId));
       expect(missing).toEqual([]);
       for (const s of successes) expect(rows.get(s.requestId)).toMatchObject({ status: 200, cost_micros: EXACT_COST_MICROS });
-      // Every held request was either settled or refunded by the restart, exactly once.
+      // Every request that finished has its hold and its settlement in the ledger, once; those
+      // drawn on the lease and cut off by the kill never reached it, and cost nothing.
       const perRef = db.query("select reference, group_concat(kind) as kinds from ledger where user_id = ? and kind != 'topup' group by reference").all(userId) as { reference: string; kinds: string }[];
       const shapes = new Map<string, number>();
       for (const r of perRef) {
         const shape = r.kinds.split(",").sort().join("+");
         shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
       }
-      expect([...shapes.keys()].sort()).toEqual(["hold+refund", "hold+settle"]);
-      expect(shapes.get("hold+refund") ?? 0).toBe(holdsLeftByKill);
+      expect([...shapes.keys()]).toEqual(["hold+settle"]);
+      expect(shapes.get("hold+settle")).toBe(rows.size);
       for (const s of successes) expect(perRef.find((r) => r.reference === s.requestId)?.kinds.split(",").sort()).toEqual(["hold", "settle"]);
     } finally {
       db.close();
@@ -200,6 +216,6 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
 
   const doctor = await runDoctorCli(dir);
   // "0 orphaned holds released": the restart had already released them, not the doctor.
-  expect(doctor.stdout).toMatch(/\b0 ledger mismatches; 0 open holds; 0 orphaned holds released\b/);
+  expect(doctor.stdout).toMatch(/\b0 ledger mismatches; 0 open holds; 0 open balance leases; 0 orphaned holds released\b/);
   expect(doctor.code).toBe(0);
 }, 45_000);

@@ -109,3 +109,54 @@ test("a TurnBatch writes the items pushed in one turn with one job, and a later 
   expect(statements.filter((s) => s === "BEGIN IMMEDIATE")).toHaveLength(2);
   expect(statements.filter((s) => s === "ROLLBACK TO turn_job")).toHaveLength(1);
 });
+
+test("a job's journal is undone at once when its savepoint rolls back, and kept when it commits", async () => {
+  const { turn } = open();
+  const memory = { count: 0 };
+  const seenBySecondJob: number[] = [];
+  const results = await Promise.allSettled([
+    turn.run((sql, journal) => {
+      sql.run("INSERT INTO t (v) VALUES (1)", []);
+      memory.count += 10;
+      journal.push(() => (memory.count -= 10));
+      throw new Error("after changing memory");
+    }),
+    // Runs in the same transaction, after the failed job: memory must already be undone.
+    turn.run((sql, journal) => {
+      seenBySecondJob.push(memory.count);
+      sql.run("INSERT INTO t (v) VALUES (2)", []);
+      memory.count += 1;
+      journal.push(() => (memory.count -= 1));
+    }),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+  expect(seenBySecondJob).toEqual([0]);
+  expect(memory.count).toBe(1);
+  expect(values()).toBe("2");
+});
+
+test("when the commit itself fails, every job's journal is undone before any other code runs", async () => {
+  const { turn } = open();
+  // A deferred foreign key is checked at COMMIT: the jobs run fine and the commit fails.
+  database.sql.run("PRAGMA foreign_keys = ON", []);
+  database.sql.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)", []);
+  database.sql.run("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)", []);
+  const memory = { count: 0 };
+  const observed: number[] = [];
+  const jobs = [1, 2].map((v) =>
+    turn.run((sql, journal) => {
+      sql.run("INSERT INTO t (v) VALUES (?)", [v]);
+      if (v === 2) sql.run("INSERT INTO child (parent_id) VALUES (42)", []);
+      memory.count += v;
+      journal.push(() => (memory.count -= v));
+      // The first code to run after the transaction: a microtask queued inside it.
+      if (v === 2) queueMicrotask(() => observed.push(memory.count));
+    }),
+  );
+  const results = await Promise.allSettled(jobs);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+  expect(String((results[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/i);
+  expect(observed).toEqual([0]);
+  expect(memory.count).toBe(0);
+  expect(values()).toBe("");
+});
