@@ -135,6 +135,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     clearInterval(leaseTimer);
     try {
       await services.usage.flush(true);
+      await services.holds.closeIdleLeases(0);
       await services.instance.retire();
       await database.close();
     } catch (error) {

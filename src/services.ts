@@ -67,7 +67,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     keys.clear();
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
-  const instance = new InstanceRegistry(deps.db, deps.identity, deps.now);
+  const instance: InstanceRegistry = new InstanceRegistry(deps.db, deps.identity, deps.now, () => leases.forgetAll());
   // Holds and settlements queued in one event-loop turn share one commit.
   const writeTurn = new WriteTurn(deps.db, deps.sql);
   const leases = new LeaseBook(() => instance.id, deps.now);

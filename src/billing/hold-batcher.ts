@@ -74,13 +74,15 @@ export class HoldBatcher {
     );
   }
 
-  /** Closes the leases nobody drew on lately, giving their free funds back to the accounts. */
-  closeIdleLeases(): Promise<void> {
-    const idle = this.leases.idleAccounts();
-    if (idle.length === 0) return Promise.resolve();
+  /**
+   * Closes the leases nobody drew on for `idleMs`, giving their free funds back to the
+   * accounts; with 0, every lease (at shutdown: what requests in flight hold stays reserved).
+   */
+  closeIdleLeases(idleMs?: number): Promise<void> {
+    if (this.leases.idleAccounts(idleMs).length === 0) return Promise.resolve();
     return this.turn.run((sql, journal) => {
       // Looked at again inside the job: a request may have drawn on one since.
-      for (const userId of this.leases.idleAccounts()) this.leases.close(sql, userId, journal);
+      for (const userId of this.leases.idleAccounts(idleMs)) this.leases.close(sql, userId, journal);
     });
   }
 

@@ -27,6 +27,8 @@ export class InstanceRegistry {
     private readonly db: Kysely<Database>,
     private readonly identity: ProcessIdentity,
     private readonly now: () => number,
+    /** Called when this instance finds that another one took it for dead. */
+    private readonly onDeclaredDead: () => void = () => {},
   ) {}
 
   /** Records this instance as alive. */
@@ -38,9 +40,17 @@ export class InstanceRegistry {
       .execute();
   }
 
-  /** Refreshes this instance's heartbeat, then releases holds of dead instances. */
+  /**
+   * Refreshes this instance's heartbeat, then releases holds of dead instances. When this
+   * instance's record is gone, another one took it for dead (its heartbeat was stale) and
+   * dropped its leases: it registers again and `onDeclaredDead` forgets them in memory.
+   */
   async heartbeat(): Promise<number> {
-    await this.db.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).execute();
+    const updated = await this.db.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      this.onDeclaredDead();
+      await this.register();
+    }
     return this.releaseOrphanedHolds();
   }
 
@@ -48,21 +58,23 @@ export class InstanceRegistry {
    * Refunds every hold of a dead instance in full, drops its leases and forgets the instance;
    * returns how many holds were refunded. A lease moved no money by itself: the holds drawn on
    * it reach the ledger only when their request finishes, which a dead instance's never will.
+   * Everything is read inside the write transaction, so an instance that registers meanwhile
+   * is never mistaken for an unknown, dead one.
    */
   async releaseOrphanedHolds(): Promise<number> {
-    const instances = await this.db.selectFrom("instances").selectAll().where("id", "!=", this.id).execute();
-    const orphanedBy = await this.db
-      .selectFrom("holds")
-      .select("instance_id")
-      .where("instance_id", "!=", this.id)
-      .union(this.db.selectFrom("balance_leases").select("instance_id").where("instance_id", "!=", this.id))
-      .execute();
-    const known = new Map(instances.map((i) => [i.id, i]));
-    const dead = new Set<string>();
-    for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
-    for (const { instance_id } of orphanedBy) if (!known.has(instance_id)) dead.add(instance_id);
-    if (dead.size === 0) return 0;
     return writeTransaction(this.db, async (trx) => {
+      const instances = await trx.selectFrom("instances").selectAll().where("id", "!=", this.id).execute();
+      const orphanedBy = await trx
+        .selectFrom("holds")
+        .select("instance_id")
+        .where("instance_id", "!=", this.id)
+        .union(trx.selectFrom("balance_leases").select("instance_id").where("instance_id", "!=", this.id))
+        .execute();
+      const known = new Map(instances.map((i) => [i.id, i]));
+      const dead = new Set<string>();
+      for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
+      for (const { instance_id } of orphanedBy) if (!known.has(instance_id)) dead.add(instance_id);
+      if (dead.size === 0) return 0;
       const holds = await trx.selectFrom("holds").selectAll().where("instance_id", "in", [...dead]).execute();
       const at = this.now();
       for (const hold of holds) {
@@ -87,14 +99,12 @@ export class InstanceRegistry {
   }
 
   /**
-   * Removes this instance's record and its leases at a clean shutdown: its requests are
-   * settled by then, so what the leases still reserve is free again.
+   * Removes this instance's record at shutdown, after its leases were closed. What requests
+   * still in flight hold (past the drain timeout) stays reserved until another instance finds
+   * the record gone and drops it with the rest.
    */
   async retire(): Promise<void> {
-    await writeTransaction(this.db, async (trx) => {
-      await trx.deleteFrom("balance_leases").where("instance_id", "=", this.id).execute();
-      await trx.deleteFrom("instances").where("id", "=", this.id).execute();
-    });
+    await this.db.deleteFrom("instances").where("id", "=", this.id).execute();
   }
 
   #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {

@@ -61,7 +61,8 @@ export class LeaseBook {
 
   /**
    * A request drawn on the lease finished, committed or not: its hold no longer counts as in
-   * flight. Whatever it did not spend stays reserved until `spend` or `close` says otherwise.
+   * flight. Whatever it did not spend stays reserved until `spend` or `close` says otherwise,
+   * so a settlement that fails leaves the hold reserved and free, as the database has it.
    */
   release(userId: string, micros: number): void {
     const lease = this.#leases.get(userId);
@@ -108,10 +109,12 @@ export class LeaseBook {
    */
   close(sql: SyncSql, userId: string, journal: Journal): number {
     const lease = this.#leases.get(userId);
-    if (!lease || !lease.open) return 0;
+    // A closed lease can have free funds again: a settlement that failed to commit.
+    if (!lease || (!lease.open && lease.reserved === lease.drawn)) return 0;
     const free = lease.reserved - lease.drawn;
+    const wasOpen = lease.open;
     lease.open = false;
-    journal.push(() => (lease.open = true));
+    journal.push(() => (lease.open = wasOpen));
     if (lease.drawn > 0) {
       sql.run(CLOSE_LEASE, [lease.drawn, this.now(), userId, this.instanceId()]);
       lease.reserved = lease.drawn;
@@ -122,10 +125,20 @@ export class LeaseBook {
     return free;
   }
 
-  /** Accounts whose open lease nobody drew on for LEASE_IDLE_MS. */
-  idleAccounts(): string[] {
-    const before = this.now() - LEASE_IDLE_MS;
-    return [...this.#leases].filter(([, lease]) => lease.open && lease.lastDrawAt <= before).map(([userId]) => userId);
+  /** Accounts whose lease has free funds and nobody drew on it for `idleMs`. */
+  idleAccounts(idleMs = LEASE_IDLE_MS): string[] {
+    const before = this.now() - idleMs;
+    return [...this.#leases]
+      .filter(([, lease]) => (lease.open || lease.reserved > lease.drawn) && lease.lastDrawAt <= before)
+      .map(([userId]) => userId);
+  }
+
+  /**
+   * Forgets every lease without writing: the database no longer has them (another instance
+   * took this one for dead and dropped them). Holds are decided in the database again.
+   */
+  forgetAll(): void {
+    this.#leases.clear();
   }
 
   #shrink(sql: SyncSql, userId: string, lease: Lease, amount: number, journal: Journal): void {

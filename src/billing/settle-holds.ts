@@ -27,7 +27,7 @@ export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], le
   const balance = new Map<string, number | undefined>();
   const delta = new Map<string, { amount: number; spent: number; at: number }>();
   for (const s of settlements) {
-    const held = s.hold?.micros ?? 0;
+    let held = s.hold?.micros ?? 0;
     if (s.hold?.leased) leases.release(s.userId, held);
     if (held <= 0 && s.costMicros <= 0) continue;
     if (!balance.has(s.userId)) balance.set(s.userId, sql.get<{ balance_micros: number }>(SELECT_BALANCE, [s.userId])?.balance_micros);
@@ -39,8 +39,9 @@ export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], le
       sum.amount -= held;
       sql.run(INSERT_LEDGER, [s.userId, "hold", -held, current, s.requestId, s.startedAt]);
       leases.spend(sql, s.userId, held, s.costMicros, journal);
-    } else if (held > 0) {
-      sql.run(DELETE_HOLD, [s.requestId]);
+    } else if (held > 0 && sql.run(DELETE_HOLD, [s.requestId]) === 0) {
+      // Refunded already: another instance took this one for dead. Only the cost is charged.
+      held = 0;
     }
     const amount = held - s.costMicros;
     current += amount;

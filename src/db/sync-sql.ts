@@ -3,13 +3,14 @@ import type { Database } from "./schema.ts";
 
 /** Synchronous prepared statements on the same connection Kysely drives. */
 export interface SyncSql {
-  run(sql: string, params: readonly unknown[]): void;
+  /** Runs a statement; returns how many rows it changed. */
+  run(sql: string, params: readonly unknown[]): number;
   get<T>(sql: string, params: readonly unknown[]): T | undefined;
 }
 
 /** The part of a better-sqlite3-style statement (libsql's) that SyncSql uses. */
 interface NativeStatement {
-  run(params: readonly unknown[]): unknown;
+  run(params: readonly unknown[]): { changes: number | bigint };
   get(params: readonly unknown[]): unknown;
 }
 
@@ -26,7 +27,7 @@ export function syncSqlOver(database: { prepare(sql: string): NativeStatement })
     return found;
   };
   return {
-    run: (sql, params) => void statement(sql).run(params),
+    run: (sql, params) => Number(statement(sql).run(params).changes),
     get: <T>(sql: string, params: readonly unknown[]) => (statement(sql).get(params) ?? undefined) as T | undefined,
   };
 }

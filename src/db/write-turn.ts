@@ -70,8 +70,9 @@ export class WriteTurn {
 
   async #commit(jobs: TurnJob[]): Promise<void> {
     const failed = new Map<TurnJob, unknown>();
+    // Newest first, like each journal: undo steps may restore values a later job changed again.
     const rollBackUnfailed = () => {
-      for (const job of jobs) if (!failed.has(job)) job.rollback?.();
+      for (let i = jobs.length - 1; i >= 0; i--) if (!failed.has(jobs[i]!)) jobs[i]!.rollback?.();
     };
     try {
       await syncWriteTransaction(this.db, this.sql, rollBackUnfailed, (sql) => {

@@ -90,3 +90,28 @@ test("2,000 requests released together against a balance covering exactly 1,500,
   expect(await leaseRows(id)).toEqual([]);
   await expectBooksBalanced(gw);
 }, 30_000);
+
+test("an instance another one took for dead registers again and forgets its dropped leases instead of drawing on them", async () => {
+  const start = 1_000_000;
+  const size = LeaseBook.sizeFor(HOLD, start);
+  const { id, key } = await newAccount(gw, start);
+  const first = await chat(gw, key, exactCostBody(MODEL));
+  expect(first.status).toBe(200);
+  await first.text();
+  expect(await leaseRows(id)).toEqual([{ amount_micros: size - HOLD, open: 1 }]);
+  // What another instance's recovery does to one whose heartbeat went stale.
+  const instanceId = gw.services.instance.id;
+  await gw.database.db.deleteFrom("balance_leases").where("instance_id", "=", instanceId).execute();
+  await gw.database.db.deleteFrom("instances").where("id", "=", instanceId).execute();
+
+  await gw.services.instance.heartbeat();
+  const registered = await gw.database.db.selectFrom("instances").select("id").where("id", "=", instanceId).execute();
+  expect(registered).toEqual([{ id: instanceId }]);
+  // The next hold is decided in the database again: a new lease, backed by the balance.
+  const second = await chat(gw, key, exactCostBody(MODEL));
+  expect(second.status).toBe(200);
+  await second.text();
+  expect(await leaseRows(id)).toEqual([{ amount_micros: LeaseBook.sizeFor(HOLD, start - HOLD) - HOLD, open: 1 }]);
+  expect(await account(gw, id)).toEqual({ balance_micros: start - 2 * HOLD, total_spent_micros: 2 * HOLD });
+  await expectBooksBalanced(gw);
+});

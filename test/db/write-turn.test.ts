@@ -18,7 +18,7 @@ function open(): { turn: WriteTurn; statements: string[]; sql: SyncSql } {
   const sql: SyncSql = {
     run: (text, params) => {
       statements.push(text);
-      database.sql.run(text, params);
+      return database.sql.run(text, params);
     },
     get: (text, params) => database.sql.get(text, params),
   };
@@ -159,4 +159,21 @@ test("when the commit itself fails, every job's journal is undone before any oth
   expect(observed).toEqual([0]);
   expect(memory.count).toBe(0);
   expect(values()).toBe("");
+});
+
+test("journals of a failed commit are undone newest job first, so values restored outright come back right", async () => {
+  const { turn } = open();
+  database.sql.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)", []);
+  database.sql.run("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)", []);
+  database.sql.run("PRAGMA foreign_keys = ON", []);
+  let state = "open";
+  const set = (value: string) => (sql: SyncSql, journal: (() => void)[]) => {
+    const before = state;
+    state = value;
+    journal.push(() => (state = before));
+    if (value === "reopened") sql.run("INSERT INTO child (parent_id) VALUES (7)", []);
+  };
+  const results = await Promise.allSettled([turn.run(set("closed")), turn.run(set("reopened"))]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+  expect(state).toBe("open");
 });
