@@ -132,7 +132,10 @@ describe("receiveMultipartUpload behind a real HTTP server", () => {
     await response.body?.cancel();
     // Whatever the socket buffers hold, the client was not allowed to send anywhere near it all.
     expect(sent).toBeLessThan(64 * MiB);
-    expect(seen.pulled).toBeLessThan(CAP + MiB);
+    // Reading stops at the chunk that passes the cap. Bun's chunks grow when the sender is
+    // fast: a loaded CI run pulled 1.2 MiB past the cap in one read, so the bound is two.
+    expect(seen.pulled).toBeLessThan(CAP + 2 * MiB);
+    expect(seen.largestFile).toBeLessThanOrEqual(CAP);
     expect(readdirSync(dir)).toEqual([]);
   });
 });
