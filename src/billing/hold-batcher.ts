@@ -50,7 +50,7 @@ export class HoldBatcher {
 
   constructor(
     private readonly turn: WriteTurn,
-    readonly leases: LeaseBook,
+    private readonly leases: LeaseBook,
     private readonly instanceId: () => string,
     private readonly now: () => number,
     private readonly log: Logger,

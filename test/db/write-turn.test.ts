@@ -135,12 +135,19 @@ test("a job's journal is undone at once when its savepoint rolls back, and kept 
   expect(values()).toBe("2");
 });
 
-test("when the commit itself fails, every job's journal is undone before any other code runs", async () => {
-  const { turn } = open();
-  // A deferred foreign key is checked at COMMIT: the jobs run fine and the commit fails.
+/**
+ * A table `child` whose foreign key is checked only at COMMIT: a job inserting
+ * `child (parent_id) VALUES (n)` runs fine, and the commit of its transaction fails.
+ */
+function createDeferredForeignKey(): void {
   database.sql.run("PRAGMA foreign_keys = ON", []);
   database.sql.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)", []);
   database.sql.run("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)", []);
+}
+
+test("when the commit itself fails, every job's journal is undone before any other code runs", async () => {
+  const { turn } = open();
+  createDeferredForeignKey();
   const memory = { count: 0 };
   const observed: number[] = [];
   const jobs = [1, 2].map((v) =>
@@ -163,9 +170,7 @@ test("when the commit itself fails, every job's journal is undone before any oth
 
 test("journals of a failed commit are undone newest job first, so values restored outright come back right", async () => {
   const { turn } = open();
-  database.sql.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)", []);
-  database.sql.run("CREATE TABLE child (parent_id INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)", []);
-  database.sql.run("PRAGMA foreign_keys = ON", []);
+  createDeferredForeignKey();
   let state = "open";
   const set = (value: string) => (sql: SyncSql, journal: (() => void)[]) => {
     const before = state;
