@@ -10,6 +10,7 @@ import { createJsonLogger } from "./lib/logger.ts";
 import { VERSION } from "./version.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 import { checkLedger } from "./billing/check-ledger.ts";
+import { IdleReclaimer } from "./lib/idle-reclaimer.ts";
 
 /** A listening server as the runtime reports it. */
 export interface RunningServer {
@@ -30,7 +31,12 @@ export interface RuntimeHost {
   identity: ProcessIdentity;
   /** Temp files for audio uploads. */
   createTempUpload: CreateTempUpload;
+  /** Returns free memory to the system (a full collection and more); runtimes without the means leave it out. */
+  releaseMemory?: () => void;
 }
+
+/** How often the gateway checks whether traffic stopped, to give memory back (see IdleReclaimer). */
+const IDLE_CHECK_MS = 500;
 
 function dirnameOf(path: string): string | null {
   const slash = path.lastIndexOf("/");
@@ -114,7 +120,8 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
 
   const app = createApp(services);
-  const server = await host.serve(app.fetch, { port: config.port, host: config.host });
+  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.releaseMemory);
+  const server = await host.serve(fetch, { port: config.port, host: config.host });
   if (first) host.write(firstStartBanner(first, config, server.port));
   log.info("gateway listening", { version: VERSION, port: server.port, host: config.host, variant: config.variant });
 
@@ -133,6 +140,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     clearInterval(lastUsedTimer);
     clearInterval(heartbeatTimer);
     clearInterval(leaseTimer);
+    clearInterval(idleTimer);
     try {
       await services.usage.flush(true);
       await services.holds.closeIdleLeases(0);
@@ -146,4 +154,21 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     host.exit(0);
   });
   return server;
+}
+
+/** Wraps the app's fetch so an IdleReclaimer sees each request, and starts its ticks. Without `release`, fetch is unchanged. */
+function reclaimWhenIdle(
+  fetch: (request: Request) => Response | Promise<Response>,
+  release: (() => void) | undefined,
+): { fetch: (request: Request) => Response | Promise<Response>; idleTimer: ReturnType<typeof setInterval> | undefined } {
+  if (!release) return { fetch, idleTimer: undefined };
+  const reclaimer = new IdleReclaimer(release);
+  const idleTimer = setInterval(() => reclaimer.tick(), IDLE_CHECK_MS);
+  return {
+    fetch: (request) => {
+      reclaimer.noteRequest();
+      return fetch(request);
+    },
+    idleTimer,
+  };
 }

@@ -5,6 +5,12 @@ import { nodeProcessHost } from "./node-process.ts";
 await main(
   {
     ...nodeProcessHost(),
+    // A full collection, then JSC's shrinkFootprint: drops compiled code and returns free
+    // pages to the system; it is re-compiled as traffic resumes.
+    releaseMemory: () => {
+      Bun.gc(true);
+      Bun.shrink();
+    },
     async serve(fetch, { port, host }) {
       const server = Bun.serve({ fetch, port, hostname: host, idleTimeout: 0 });
       return { port: server.port ?? port, close: () => server.stop(false) };

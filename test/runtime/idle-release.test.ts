@@ -1,0 +1,50 @@
+import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runGateway, type RuntimeHost } from "../../src/boot.ts";
+import { createTempUpload } from "../../src/runtime/node-temp-upload.ts";
+import { sleep } from "../helpers/common.ts";
+
+test("the started gateway releases memory once after a burst of requests, when traffic stops", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-idle-"));
+  let releases = 0;
+  let shutdown: ((signal: string) => void) | undefined;
+  let exited: (code: number) => void = () => {};
+  const exit = new Promise<number>((resolve) => (exited = resolve));
+  let stopServer: () => void = () => {};
+  const host: RuntimeHost = {
+    env: { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "g.db")}`, GATEWAY_DEMO: "0", GATEWAY_MANAGEMENT_KEY: "mk-gw-idle-test-key-0123456789" },
+    ensureDirectory: () => {},
+    async serve(fetch, { port, host: hostname }) {
+      const server = Bun.serve({ fetch, port, hostname });
+      stopServer = () => server.stop(true);
+      return { port: server.port ?? port, close: async () => stopServer() };
+    },
+    onShutdownSignal: (handler) => (shutdown = handler),
+    exit: (code) => exited(code),
+    write: () => {},
+    identity: { host: "test", pid: process.pid, isAlive: () => true },
+    createTempUpload: () => createTempUpload(),
+    releaseMemory: () => (releases += 1),
+  };
+  const server = await runGateway(host);
+  try {
+    for (let i = 0; i < 50; i++) expect((await fetch(`http://127.0.0.1:${server.port}/health`)).status).toBe(200);
+    // Requests keep arriving for 1.2 s, more than two 500 ms ticks: no release meanwhile.
+    const busyUntil = Date.now() + 1_200;
+    while (Date.now() < busyUntil) {
+      await fetch(`http://127.0.0.1:${server.port}/health`);
+      await sleep(20);
+    }
+    expect(releases).toBe(0);
+    await sleep(1_300); // at least one whole quiet tick
+    expect(releases).toBe(1);
+    await sleep(1_100); // quiet goes on: nothing more to give back
+    expect(releases).toBe(1);
+  } finally {
+    shutdown?.("SIGTERM");
+    expect(await exit).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
