@@ -10,7 +10,7 @@ import { createJsonLogger } from "./lib/logger.ts";
 import { VERSION } from "./version.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 import { checkLedger } from "./billing/check-ledger.ts";
-import { IdleReclaimer } from "./lib/idle-reclaimer.ts";
+import { IdleReclaimer, type MemoryRelease } from "./lib/idle-reclaimer.ts";
 
 /** A listening server as the runtime reports it. */
 export interface RunningServer {
@@ -31,12 +31,14 @@ export interface RuntimeHost {
   identity: ProcessIdentity;
   /** Temp files for audio uploads. */
   createTempUpload: CreateTempUpload;
-  /** Returns free memory to the system (a full collection and more); runtimes without the means leave it out. */
-  releaseMemory?: () => void;
+  /** Gives memory back when traffic stops; runtimes without the means leave it out. */
+  memory?: MemoryRelease;
 }
 
 /** How often the gateway checks whether traffic stopped, to give memory back (see IdleReclaimer). */
 const IDLE_CHECK_MS = 500;
+/** The quiet tick that also drops compiled code: after 30 s without a request. */
+const SHRINK_AT_QUIET_TICK = 30_000 / IDLE_CHECK_MS;
 
 function dirnameOf(path: string): string | null {
   const slash = path.lastIndexOf("/");
@@ -120,7 +122,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
 
   const app = createApp(services);
-  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.releaseMemory);
+  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory);
   const server = await host.serve(fetch, { port: config.port, host: config.host });
   if (first) host.write(firstStartBanner(first, config, server.port));
   log.info("gateway listening", { version: VERSION, port: server.port, host: config.host, variant: config.variant });
@@ -159,10 +161,10 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
 /** Wraps the app's fetch so an IdleReclaimer sees each request, and starts its ticks. Without `release`, fetch is unchanged. */
 function reclaimWhenIdle(
   fetch: (request: Request) => Response | Promise<Response>,
-  release: (() => void) | undefined,
+  release: MemoryRelease | undefined,
 ): { fetch: (request: Request) => Response | Promise<Response>; idleTimer: ReturnType<typeof setInterval> | undefined } {
   if (!release) return { fetch, idleTimer: undefined };
-  const reclaimer = new IdleReclaimer(release);
+  const reclaimer = new IdleReclaimer(release, SHRINK_AT_QUIET_TICK);
   const idleTimer = setInterval(() => reclaimer.tick(), IDLE_CHECK_MS);
   return {
     fetch: (request) => {

@@ -5,11 +5,14 @@ import { nodeProcessHost } from "./node-process.ts";
 await main(
   {
     ...nodeProcessHost(),
-    // A full collection, then JSC's shrinkFootprint: drops compiled code and returns free
-    // pages to the system; it is re-compiled as traffic resumes.
-    releaseMemory: () => {
-      Bun.gc(true);
-      Bun.shrink();
+    memory: {
+      collect: () => Bun.gc(true),
+      // JSC's shrinkFootprint after a full collection: drops compiled code and returns free
+      // pages to the system; code is compiled again as traffic resumes.
+      shrink: () => {
+        Bun.gc(true);
+        Bun.shrink();
+      },
     },
     async serve(fetch, { port, host }) {
       const server = Bun.serve({ fetch, port, hostname: host, idleTimeout: 0 });
