@@ -4,6 +4,8 @@
  * translators, not N x M.
  */
 
+import type { SseEvent } from "../streams/sse.ts";
+
 export type ContentPart =
   | { type: "text"; text: string }
   /** `url` is an http(s) URL or a `data:` URL carrying the bytes. */
@@ -71,10 +73,18 @@ export interface ChatResponse {
   content: ContentPart[];
   finishReason: FinishReason;
   usage: Usage | null;
+  /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
+  native?: Record<string, unknown>;
 }
 
 /** One event of a streamed response, in order: start, deltas, then usage and finish. */
 export type StreamPart =
+  /**
+   * An upstream event in the caller's own format (native passthrough), given before the
+   * parts decoded from it: a relay sends it on as it came, a translating renderer ignores it.
+   * `body` is the event's parsed JSON, untouched.
+   */
+  | { type: "native"; event: SseEvent; body: Record<string, unknown> }
   /** `inputTokens` when the upstream reports the prompt's size up front (Anthropic does). */
   | { type: "start"; id: string; model: string; created: number; inputTokens?: number }
   | { type: "text-delta"; text: string }

@@ -1,9 +1,9 @@
-import type { ChatRequest, ChatResponse, StreamPart, Usage } from "../canonical/chat.ts";
+import type { ChatRequest, ChatResponse, Usage } from "../canonical/chat.ts";
 import { estimateTokens } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
-import { tapStream } from "../streams/tap-stream.ts";
+import { tapBatches } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
-import type { ChatAdapter, UpstreamCall } from "../upstreams/adapter.ts";
+import type { ChatAdapter, ChatStream, UpstreamCall } from "../upstreams/adapter.ts";
 import type { Served } from "./with-failover.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
@@ -33,8 +33,8 @@ export class ChatDispatcher {
    * A stream of canonical parts. Its usage row is written exactly once: when it completes
    * (before its end reaches the client), fails, or the client cancels it.
    */
-  async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ReadableStream<StreamPart>>> {
-    let served: ServedCall<ReadableStream<StreamPart>>;
+  async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
+    let served: ServedCall<ChatStream>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.stream(request, call));
     } catch (error) {
@@ -44,7 +44,7 @@ export class ChatDispatcher {
     let reported: Usage | null = null;
     let streamedText = "";
     let failed = false;
-    const parts = tapStream(withIdleTimeout(served.value, this.deps.streamIdleTimeoutMs), {
+    const parts = tapBatches(withIdleTimeout(served.value.parts, this.deps.streamIdleTimeoutMs), {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta") streamedText += part.text;
@@ -61,7 +61,7 @@ export class ChatDispatcher {
         });
       },
     });
-    return { ...served, value: parts };
+    return { ...served, value: { parts, native: served.value.native } };
   }
 
   #serve<T>(

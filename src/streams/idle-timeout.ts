@@ -1,48 +1,41 @@
 import type { StreamPart } from "../canonical/chat.ts";
+import type { BatchSource } from "./batch-source.ts";
 
 /**
- * Ends a parts stream with an error part when the upstream stays silent longer than
- * `idleMs` between two parts, cancelling the upstream read so its connection is freed.
+ * Ends a parts source with an error part when the upstream stays silent longer than
+ * `idleMs` between two deliveries, or its connection fails, cancelling the upstream read
+ * so its connection is freed.
  */
-export function withIdleTimeout(source: ReadableStream<StreamPart>, idleMs: number): ReadableStream<StreamPart> {
-  const reader = source.getReader();
+export function withIdleTimeout(source: BatchSource<StreamPart>, idleMs: number): BatchSource<StreamPart> {
   let done = false;
-  return new ReadableStream<StreamPart>(
-    {
-      async pull(controller) {
-        if (done) return;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const timeout = new Promise<"timeout">((resolve) => {
-          timer = setTimeout(() => resolve("timeout"), idleMs);
-        });
-        try {
-          const result = await Promise.race([reader.read(), timeout]);
-          if (result === "timeout") {
-            done = true;
-            controller.enqueue({ type: "error", message: `the upstream sent nothing for ${idleMs} ms` });
-            controller.close();
-            reader.cancel("idle timeout").catch(() => {});
-            return;
-          }
-          if (result.done) {
-            done = true;
-            controller.close();
-          } else {
-            controller.enqueue(result.value);
-          }
-        } catch {
-          done = true;
-          controller.enqueue({ type: "error", message: "the upstream connection failed mid-stream" });
-          controller.close();
-        } finally {
-          clearTimeout(timer);
+  const fail = (message: string): StreamPart[] => {
+    done = true;
+    return [{ type: "error", message }];
+  };
+  return {
+    async read() {
+      if (done) return null;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), idleMs);
+      });
+      try {
+        const batch = await Promise.race([source.read(), timeout]);
+        if (batch === "timeout") {
+          source.cancel("idle timeout").catch(() => {});
+          return fail(`the upstream sent nothing for ${idleMs} ms`);
         }
-      },
-      cancel(reason) {
-        done = true;
-        return reader.cancel(reason);
-      },
+        if (batch === null) done = true;
+        return batch;
+      } catch {
+        return fail("the upstream connection failed mid-stream");
+      } finally {
+        clearTimeout(timer);
+      }
     },
-    { highWaterMark: 0 },
-  );
+    cancel(reason) {
+      done = true;
+      return source.cancel(reason);
+    },
+  };
 }

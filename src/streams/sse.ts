@@ -1,4 +1,6 @@
 import { errorBody } from "../errors/gateway-error.ts";
+import { readThroughStep, type BatchSource } from "./batch-source.ts";
+import { chainSteps, type StepOutput, type StreamStep } from "./stream-step.ts";
 
 /** One Server-Sent Event: its `event` name (default "message"), data lines joined by "\n". */
 export interface SseEvent {
@@ -12,14 +14,14 @@ export interface SseEvent {
  * split across chunks included), comments, multi-line data, events split anywhere across
  * chunks. Linear in the input: an unfinished line is kept as pieces and joined once.
  */
-export function createSseParser(): TransformStream<string, SseEvent> {
+export function sseParserStep(): StreamStep<string, SseEvent> {
   let partialLine: string[] = [];
   let skipLineFeed = false;
   let dataLines: string[] = [];
   let eventName = "";
   let lastId: string | undefined;
 
-  const dispatch = (controller: TransformStreamDefaultController<SseEvent>) => {
+  const dispatch = (controller: StepOutput<SseEvent>) => {
     if (dataLines.length > 0) {
       controller.enqueue({ event: eventName || "message", data: dataLines.join("\n"), id: lastId });
     }
@@ -27,7 +29,7 @@ export function createSseParser(): TransformStream<string, SseEvent> {
     eventName = "";
   };
 
-  const processLine = (line: string, controller: TransformStreamDefaultController<SseEvent>) => {
+  const processLine = (line: string, controller: StepOutput<SseEvent>) => {
     if (line === "") return dispatch(controller);
     if (line.charCodeAt(0) === 58 /* ":" comment */) return;
     const colon = line.indexOf(":");
@@ -39,7 +41,7 @@ export function createSseParser(): TransformStream<string, SseEvent> {
     else if (field === "id" && !value.includes("\0")) lastId = value;
   };
 
-  return new TransformStream<string, SseEvent>({
+  return {
     transform(chunk, controller) {
       // An empty chunk must not clear a pending CR: the LF of a CRLF may still follow.
       if (chunk.length === 0) return;
@@ -68,12 +70,12 @@ export function createSseParser(): TransformStream<string, SseEvent> {
       if (partialLine.length > 0) processLine(partialLine.join(""), controller);
       dispatch(controller);
     },
-  });
+  };
 }
 
-/** Bytes of a response body -> SSE events. (The DOM typings give the decoder a wider input type.) */
-export function parseSseStream(body: ReadableStream<Uint8Array>): ReadableStream<SseEvent> {
-  return body.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>).pipeThrough(createSseParser());
+/** An upstream's event stream: its body parsed as SSE and decoded by `decode`, a batch per delivery. */
+export function readSseBody<T>(body: ReadableStream<Uint8Array>, decode: StreamStep<SseEvent, T>): BatchSource<T> {
+  return readThroughStep(body, chainSteps(sseParserStep(), decode));
 }
 
 /** The spec's error body as one SSE event: how a stream that already began reports a failure. */

@@ -1,3 +1,5 @@
+import type { BatchSource } from "./batch-source.ts";
+
 /** How a tapped stream ended. */
 export type StreamEnd = "complete" | "cancelled" | "failed";
 
@@ -5,10 +7,20 @@ interface TapHooks<T> {
   /** Sees every item before it is passed on. */
   onItem?(item: T): void;
   /**
-   * Called once when the stream ends. For "complete" the stream's close waits for it, so
+   * Called once when the stream ends. For "complete" the stream's end waits for it, so
    * work done here (committing the usage row) happens before the client sees the end.
    */
   onEnd(end: StreamEnd): Promise<void>;
+}
+
+/** Calls `onEnd` the first time only. */
+function endOnce(onEnd: (end: StreamEnd) => Promise<void>): (end: StreamEnd) => Promise<void> {
+  let ended = false;
+  return (how) => {
+    if (ended) return Promise.resolve();
+    ended = true;
+    return onEnd(how);
+  };
 }
 
 /**
@@ -18,12 +30,7 @@ interface TapHooks<T> {
  */
 export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): ReadableStream<T> {
   const reader = source.getReader();
-  let ended = false;
-  const end = (how: StreamEnd) => {
-    if (ended) return Promise.resolve();
-    ended = true;
-    return hooks.onEnd(how);
-  };
+  const end = endOnce(hooks.onEnd);
   return new ReadableStream<T>(
     {
       async pull(controller) {
@@ -53,4 +60,32 @@ export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): Rea
     },
     { highWaterMark: 0 },
   );
+}
+
+/** tapStream for a BatchSource: the same hooks, item by item. */
+export function tapBatches<T>(source: BatchSource<T>, hooks: TapHooks<T>): BatchSource<T> {
+  const end = endOnce(hooks.onEnd);
+  return {
+    async read() {
+      let batch: T[] | null;
+      try {
+        batch = await source.read();
+      } catch (error) {
+        await end("failed").catch(() => {});
+        throw error;
+      }
+      if (batch === null) {
+        await end("complete");
+        return null;
+      }
+      if (hooks.onItem) for (const item of batch) hooks.onItem(item);
+      return batch;
+    },
+    async cancel(reason) {
+      // Ended first, for the reason tapStream gives.
+      const ending = end("cancelled");
+      await source.cancel(reason).catch(() => {});
+      await ending;
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatResponse, StreamPart } from "../canonical/chat.ts";
+import type { BatchSource } from "../streams/batch-source.ts";
 import type { Channel } from "../channels/channel.ts";
 import type { UpstreamWarnings } from "./warnings.ts";
 import type {
@@ -29,14 +30,22 @@ export interface UpstreamCall {
   warnings: UpstreamWarnings;
 }
 
+/** A streamed chat answer as canonical parts. */
+export interface ChatStream {
+  parts: BatchSource<StreamPart>;
+  /** The upstream speaks the caller's format: its events come as native parts, to be relayed as they are. */
+  native: boolean;
+}
+
 /**
  * One upstream kind. Both methods reject with UpstreamError before any output exists, so
  * the dispatcher can fail over; `stream` resolves once the upstream has accepted the
- * request, and later failures arrive as an `error` part.
+ * request, and later failures arrive as an `error` part. When the caller speaks the
+ * upstream's format, the upstream's own body (or events) come along for native passthrough.
  */
 export interface ChatAdapter {
   complete(request: ChatRequest, call: UpstreamCall): Promise<ChatResponse>;
-  stream(request: ChatRequest, call: UpstreamCall): Promise<ReadableStream<StreamPart>>;
+  stream(request: ChatRequest, call: UpstreamCall): Promise<ChatStream>;
 }
 
 /**

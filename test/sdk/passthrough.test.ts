@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
+import { MODELS, UPSTREAM_MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
 
 /**
  * Issue 3 item 2: "when caller format equals the upstream's, the body is passed through
  * untouched apart from model mapping, so unknown fields survive". A field the gateway does
- * not model must still reach a same-format upstream. (Written as a spec: passthrough may not
- * be implemented yet.)
+ * not model must still reach a same-format upstream.
  */
 
 let world: World;
@@ -83,5 +82,132 @@ describe("the same rule for the other two formats", () => {
     const received = onlyRequest(world, "gemini");
     expect(received.model).toBe("gemini-2.0-flash");
     expect(received.body.safetySettings).toEqual(safetySettings);
+  });
+});
+
+/**
+ * The response side of native passthrough: what a same-format upstream sends reaches the
+ * caller as it came, the model name aside (the caller's, as in every translated response).
+ */
+const SSE_EVENT_SEPARATOR = "\n\n";
+
+/** POSTs to the gateway with the world's key and returns the raw SSE text. */
+async function rawStream(path: string, body: unknown): Promise<string> {
+  const response = await world.gw.fetch(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${world.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
+/** The JSON data of each event of an SSE text, `[DONE]` left out. */
+function eventData(raw: string): any[] {
+  return raw
+    .split(SSE_EVENT_SEPARATOR)
+    .map((event) => event.split("\n").find((line) => line.startsWith("data: "))?.slice("data: ".length))
+    .filter((data): data is string => data !== undefined && data !== "[DONE]")
+    .map((data) => JSON.parse(data));
+}
+
+/** An SSE response of the given OpenAI chunks, then [DONE]. */
+function openAiSse(chunks: object[]): Response {
+  const text = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n";
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
+describe("responses of a same-format upstream reach the caller as sent", () => {
+  test("openai: system_fingerprint and service_tier survive; the model is the caller's", async () => {
+    const completion: any = await world.openai.chat.completions.create({ model: MODELS.openai, messages: [{ role: "user", content: "Hello" }] });
+    expect(completion.system_fingerprint).toBe("fp_34a54ae93c");
+    expect(completion.service_tier).toBe("default");
+    expect(completion.usage.completion_tokens_details).toEqual({ reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 });
+    expect(completion.model).toBe(MODELS.openai);
+  });
+
+  test("openai stream: every chunk keeps its unknown fields, and a delta field the gateway does not model (reasoning_content) arrives", async () => {
+    const base = { id: "chatcmpl-r1", object: "chat.completion.chunk", created: 1, model: UPSTREAM_MODELS.openai, system_fingerprint: "fp_r1" };
+    world.upstreams.openai.setBehavior({
+      script: () =>
+        openAiSse([
+          { ...base, choices: [{ index: 0, delta: { role: "assistant", reasoning_content: "Thinking…" }, finish_reason: null }], usage: null },
+          { ...base, choices: [{ index: 0, delta: { content: "Answer" }, finish_reason: null }], usage: null },
+          { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null },
+          { ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } },
+        ]),
+    });
+    const raw = await rawStream("/v1/chat/completions", { model: MODELS.openai, messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true } });
+    const chunks = eventData(raw);
+    expect(chunks).toHaveLength(4);
+    expect(chunks[0].choices[0].delta.reasoning_content).toBe("Thinking…");
+    for (const chunk of chunks) {
+      expect(chunk.system_fingerprint).toBe("fp_r1");
+      expect(chunk.model).toBe(MODELS.openai);
+    }
+    expect(chunks[3].usage).toEqual({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 });
+    expect(raw.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  test("openai stream without include_usage: no usage chunk and no usage key, although the upstream was asked for usage", async () => {
+    const raw = await rawStream("/v1/chat/completions", { model: MODELS.openai, messages: [{ role: "user", content: "Hi" }], stream: true });
+    expect(onlyRequest(world, "openai").body.stream_options).toEqual({ include_usage: true });
+    const chunks = eventData(raw);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect("usage" in chunk).toBe(false);
+      expect(chunk.choices).toHaveLength(1);
+      expect(chunk.system_fingerprint).toBe("fp_34a54ae93c");
+    }
+    expect(chunks.at(-1).choices[0].finish_reason).toBe("stop");
+    expect(raw.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  test("anthropic: usage.service_tier survives; the model is the caller's", async () => {
+    const message: any = await world.anthropic.messages.create({ model: MODELS.anthropic, max_tokens: 64, messages: [{ role: "user", content: "Hello" }] });
+    expect(message.usage.service_tier).toBe("standard");
+    expect(message.usage.cache_read_input_tokens).toBe(0);
+    expect(message.model).toBe(MODELS.anthropic);
+  });
+
+  test("anthropic stream: the upstream's events in order, ping included, message_start naming the caller's model", async () => {
+    const raw = await rawStream("/v1/messages", { model: MODELS.anthropic, max_tokens: 64, messages: [{ role: "user", content: "Hi" }], stream: true });
+    const names = raw.split(SSE_EVENT_SEPARATOR).filter(Boolean).map((event) => event.split("\n")[0]!.slice("event: ".length));
+    expect(names.slice(0, 3)).toEqual(["message_start", "content_block_start", "ping"]);
+    expect(names.at(-1)).toBe("message_stop");
+    const start = eventData(raw)[0];
+    expect(start.message.model).toBe(MODELS.anthropic);
+    expect(start.message.usage.service_tier).toBe("standard");
+  });
+
+  test("gemini: avgLogprobs and token details survive; modelVersion is the caller's model", async () => {
+    const response: any = await world.genai.models.generateContent({ model: MODELS.gemini, contents: "Hello" });
+    expect(response.candidates[0].avgLogprobs).toBe(-0.0712);
+    expect(response.usageMetadata.promptTokensDetails).toEqual([{ modality: "TEXT", tokenCount: 8 }]);
+    expect(response.responseId).toBe("Vb1saOjzLM2Bz7IPlcbKsQc");
+    expect(response.modelVersion).toBe(MODELS.gemini);
+  });
+
+  test("gemini stream: each chunk as sent (responseId, token details), modelVersion the caller's", async () => {
+    const raw = await rawStream(`/v1beta/models/${MODELS.gemini}:streamGenerateContent?alt=sse`, { contents: [{ role: "user", parts: [{ text: "Hi" }] }] });
+    const chunks = eventData(raw);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.responseId).toBe("Y71saKKBJYGVz7IP2Kq5oQ0");
+      expect(chunk.usageMetadata.promptTokensDetails).toEqual([{ modality: "TEXT", tokenCount: 8 }]);
+      expect(chunk.modelVersion).toBe(MODELS.gemini);
+    }
+    expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
+  });
+
+  test("a different-format upstream is translated: an openai caller served by anthropic gets no anthropic-only fields", async () => {
+    const raw = await rawStream("/v1/chat/completions", { model: MODELS.anthropic, messages: [{ role: "user", content: "Hi" }], stream: true });
+    const chunks = eventData(raw);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.object).toBe("chat.completion.chunk");
+      expect(chunk.type).toBeUndefined();
+      expect(chunk.model).toBe(MODELS.anthropic);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { createSseParser, formatSseEvent, parseSseStream, type SseEvent } from "../../src/streams/sse.ts";
+import { formatSseEvent, readSseBody, sseParserStep, type SseEvent } from "../../src/streams/sse.ts";
 
-/** Feeds text chunks through createSseParser and collects the events. */
+/** Feeds text chunks through the parser step (as a TransformStream) and collects the events. */
 async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
   let i = 0;
@@ -11,7 +11,7 @@ async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
       else controller.close();
     },
   });
-  await source.pipeThrough(createSseParser()).pipeTo(
+  await source.pipeThrough(new TransformStream(sseParserStep())).pipeTo(
     new WritableStream({
       write(event) {
         events.push(event);
@@ -21,9 +21,13 @@ async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
   return events;
 }
 
-/** Feeds byte chunks through parseSseStream and collects the events. */
+/** Feeds byte chunks through readSseBody (events passed on as they are) and collects the events. */
 async function parseBytes(chunks: readonly Uint8Array[]): Promise<SseEvent[]> {
-  const events: SseEvent[] = [];
+  return (await readBatches(chunks)).flat();
+}
+
+/** The batches readSseBody makes of byte chunks: one per chunk that completed an event. */
+async function readBatches(chunks: readonly Uint8Array[]): Promise<SseEvent[][]> {
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -31,14 +35,10 @@ async function parseBytes(chunks: readonly Uint8Array[]): Promise<SseEvent[]> {
       else controller.close();
     },
   });
-  await parseSseStream(body).pipeTo(
-    new WritableStream({
-      write(event) {
-        events.push(event);
-      },
-    }),
-  );
-  return events;
+  const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) });
+  const batches: SseEvent[][] = [];
+  for (let batch = await source.read(); batch !== null; batch = await source.read()) batches.push(batch);
+  return batches;
 }
 
 /** Only event name and data, for comparisons that do not care about ids. */
@@ -283,7 +283,7 @@ describe("large streams", () => {
     expect(events[0]!.data.length).toBe(payload.length);
   }, 20_000);
 
-  test("200k events as random-size byte chunks through parseSseStream", async () => {
+  test("200k events as random-size byte chunks through readSseBody", async () => {
     const count = 200_000;
     const bytes = new TextEncoder().encode(Array.from({ length: count }, (_, i) => `data: é${i}\n\n`).join(""));
     const random = seeded(7);
@@ -297,4 +297,18 @@ describe("large streams", () => {
     expect(events.length).toBe(count);
     expect(events[99_999]!.data).toBe("é99999");
   }, 20_000);
+});
+
+describe("readSseBody delivers what each body chunk completed as one batch", () => {
+  const enc = new TextEncoder();
+
+  test("a chunk with two events is one batch of two; one that completes nothing is no batch", async () => {
+    const batches = await readBatches([enc.encode("data: a\n\ndata: b\n\n"), enc.encode("data: c"), enc.encode("\n\n")]);
+    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a", "b"], ["c"]]);
+  });
+
+  test("an event left open when the body ends comes as a last batch", async () => {
+    const batches = await readBatches([enc.encode("data: a\n\n"), enc.encode("data: tail")]);
+    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a"], ["tail"]]);
+  });
 });

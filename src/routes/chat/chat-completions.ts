@@ -6,7 +6,8 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ChatCompletionRequestSchema } from "../../translate/openai-chat/request-schema.ts";
 import { convertOpenAiChatRequestToCanonical } from "../../translate/openai-chat/convert-request-to-canonical.ts";
 import { convertCanonicalToOpenAiChatResponse } from "../../translate/openai-chat/convert-response.ts";
-import { partsToOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
+import { renderOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
+import { relayOpenAiChunks } from "../../translate/openai-chat/relay-native.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
 import { serveChat } from "./serve-chat.ts";
 
@@ -19,10 +20,12 @@ export function chatCompletionsRoutes(services: Services) {
       ...applyVariantDefaults(convertOpenAiChatRequestToCanonical(body), services.config.variant),
       native: { format: "openai" as const, body },
     };
+    const includeUsage = body.stream_options?.include_usage === true;
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToOpenAiChatResponse,
-      renderStream: (model, requestId) =>
-        partsToOpenAiChunks({ model, includeUsage: body.stream_options?.include_usage === true, fallbackId: requestId, now: services.now }),
+      renderStream: (model, requestId) => renderOpenAiChunks({ model, includeUsage, fallbackId: requestId, now: services.now }),
+      relayStream: (model) => relayOpenAiChunks(model, includeUsage),
+      modelField: "model",
     });
   });
 }

@@ -7,7 +7,8 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { GenerateContentRequestSchema } from "../../translate/gemini/request-schema.ts";
 import { convertGeminiRequestToCanonical } from "../../translate/gemini/convert-request-to-canonical.ts";
 import { convertCanonicalToGeminiResponse } from "../../translate/gemini/convert-response.ts";
-import { partsToGeminiChunks } from "../../translate/gemini/convert-stream.ts";
+import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
+import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
 
 /**
@@ -28,7 +29,9 @@ export function generateContentRoutes(services: Services) {
     const request = { ...convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent"), native: { format: "gemini" as const, body } };
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToGeminiResponse,
-      renderStream: (name, requestId) => partsToGeminiChunks(name, requestId),
+      renderStream: renderGeminiChunks,
+      relayStream: relayGeminiChunks,
+      modelField: GEMINI_MODEL_FIELD,
     });
   });
 }

@@ -6,7 +6,8 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { MessagesRequestSchema } from "../../translate/anthropic-messages/request-schema.ts";
 import { convertAnthropicRequestToCanonical } from "../../translate/anthropic-messages/convert-request-to-canonical.ts";
 import { convertCanonicalToAnthropicResponse } from "../../translate/anthropic-messages/convert-response.ts";
-import { partsToAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
+import { renderAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
+import { relayAnthropicEvents } from "../../translate/anthropic-messages/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
 
 /** POST /v1/messages (spec 4.2): messages-style chat, plain and streamed. */
@@ -17,7 +18,9 @@ export function messagesRoutes(services: Services) {
     const request = { ...convertAnthropicRequestToCanonical(body), native: { format: "anthropic" as const, body } };
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToAnthropicResponse,
-      renderStream: (model, requestId) => partsToAnthropicEvents(model, requestId),
+      renderStream: renderAnthropicEvents,
+      relayStream: relayAnthropicEvents,
+      modelField: "model",
     });
   });
 }

@@ -5,13 +5,20 @@ import type { Services } from "../../services.ts";
 import { modelJsonResponse, modelResponse, SSE_HEADERS } from "../response-headers.ts";
 import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
 import { admitRequest } from "../admit-request.ts";
+import type { StreamStep } from "../../streams/stream-step.ts";
+import { renderBatches } from "../../streams/render-batches.ts";
+import { withCallerModel } from "../../translate/relay-native.ts";
 
-/** How one caller format renders the canonical outcome. */
+/** How one caller format renders the outcome: translated from canonical, or relayed from an upstream of the same format. */
 export interface ChatFormat {
   /** The whole response body for a non-streaming request. */
   renderResponse(response: ChatResponse, model: string): unknown;
   /** Canonical parts -> this format's SSE text, its own error event included. */
-  renderStream(model: string, requestId: string): TransformStream<StreamPart, string>;
+  renderStream(model: string, requestId: string): StreamStep<StreamPart, string>;
+  /** An upstream of this same format: its native parts relayed as they came. */
+  relayStream(model: string): StreamStep<StreamPart, string>;
+  /** The field where this format's responses name their model: all native passthrough rewrites. */
+  modelField: string;
 }
 
 /**
@@ -34,9 +41,12 @@ export async function serveChat(
   const signal = c.req.raw.signal;
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
-    return modelJsonResponse(format.renderResponse(served.value, request.model), { rateLimitHeaders, served, requestId });
+    const { native } = served.value;
+    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(served.value, request.model);
+    return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);
-  const body = served.value.pipeThrough(format.renderStream(request.model, requestId)).pipeThrough(new TextEncoderStream());
-  return modelResponse(body, SSE_HEADERS, { rateLimitHeaders, served, requestId });
+  const { parts, native } = served.value;
+  const render = native ? format.relayStream(request.model) : format.renderStream(request.model, requestId);
+  return modelResponse(renderBatches(parts, render), SSE_HEADERS, { rateLimitHeaders, served, requestId });
 }

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
+import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent } from "../parse-stream-event.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
@@ -26,23 +27,27 @@ const EventSchema = v.looseObject({
 /**
  * Upstream Anthropic stream events -> canonical parts. Usage is assembled from message_start
  * (input) and message_delta (output) and emitted once at message_stop. A stream that ends
- * before message_stop was cut short and ends with an error part.
+ * before message_stop was cut short and ends with an error part. With `native`, each event
+ * is also given as it came (a native part), for a relay to an Anthropic caller.
  */
-export function anthropicEventsToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+export function decodeAnthropicEvents(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let usage: v.InferOutput<typeof AnthropicUsageSchema> = {};
   let finish: FinishReason = "stop";
   let stopped = false;
   let toolIndex = -1;
   const toolIndexOfBlock = new Map<number, number>();
-  return new TransformStream<SseEvent, StreamPart>({
+  return {
     transform(sse, controller) {
       if (stopped) return;
-      const event = parseStreamEvent(EventSchema, sse.data);
-      if (!event) {
+      const parsed = parseStreamEvent(EventSchema, sse.data);
+      if (!parsed) {
         stopped = true;
         controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
         return;
       }
+      const event = parsed.value;
+      // An upstream error event is the gateway's to render, in the caller's error shape.
+      if (native && event.type !== "error") controller.enqueue({ type: "native", event: sse, body: parsed.json });
       switch (event.type) {
         case "message_start":
           usage = { ...usage, ...event.message?.usage };
@@ -88,7 +93,7 @@ export function anthropicEventsToParts(now: () => number): TransformStream<SseEv
     flush(controller) {
       if (!stopped) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
     },
-  });
+  };
 }
 
 function stripNulls<T extends object>(value: T): Partial<T> {
@@ -100,16 +105,15 @@ function stripNulls<T extends object>(value: T): Partial<T> {
  * delta / stop per block, message_delta with stop_reason and usage, message_stop. An error
  * part becomes an `error` event and ends the stream.
  */
-export function partsToAnthropicEvents(model: string, fallbackId: string): TransformStream<StreamPart, string> {
+export function renderAnthropicEvents(model: string, fallbackId: string): StreamStep<StreamPart, string> {
   let openBlock: { index: number; kind: "text" | "tool"; toolIndex?: number } | null = null;
   let nextBlock = 0;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
   let failed = false;
   let started = false;
-  const emit = (controller: TransformStreamDefaultController<string>, type: string, data: object) =>
-    controller.enqueue(formatSseEvent(JSON.stringify({ type, ...data }), type));
-  const start = (controller: TransformStreamDefaultController<string>, id: string, inputTokens = 0) => {
+  const emit = (controller: StepOutput<string>, type: string, data: object) => controller.enqueue(anthropicEvent(type, data));
+  const start = (controller: StepOutput<string>, id: string, inputTokens = 0) => {
     if (started) return;
     started = true;
     emit(controller, "message_start", {
@@ -125,13 +129,13 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
       },
     });
   };
-  const closeBlock = (controller: TransformStreamDefaultController<string>) => {
+  const closeBlock = (controller: StepOutput<string>) => {
     if (openBlock) emit(controller, "content_block_stop", { index: openBlock.index });
     openBlock = null;
   };
-  return new TransformStream<StreamPart, string>({
+  return {
     transform(part, controller) {
-      if (failed) return;
+      if (failed || part.type === "native") return;
       if (part.type !== "start" && part.type !== "error") start(controller, "");
       switch (part.type) {
         case "start":
@@ -163,7 +167,7 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
           break;
         case "error":
           failed = true;
-          emit(controller, "error", { error: { type: "api_error", message: part.message } });
+          controller.enqueue(anthropicErrorEvent(part.message));
           break;
       }
     },
@@ -175,5 +179,15 @@ export function partsToAnthropicEvents(model: string, fallbackId: string): Trans
       emit(controller, "message_delta", { delta: { stop_reason: toAnthropicStopReason(finish), stop_sequence: null }, usage: final });
       emit(controller, "message_stop", {});
     },
-  });
+  };
+}
+
+/** One Anthropic event: named by its type, which its data repeats. */
+function anthropicEvent(type: string, data: object): string {
+  return formatSseEvent(JSON.stringify({ type, ...data }), type);
+}
+
+/** How an Anthropic stream that already began reports a failure. */
+export function anthropicErrorEvent(message: string): string {
+  return anthropicEvent("error", { error: { type: "api_error", message } });
 }

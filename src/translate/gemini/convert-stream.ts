@@ -1,6 +1,7 @@
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
+import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent } from "../parse-stream-event.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
@@ -8,23 +9,26 @@ import { contentOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini }
 
 /**
  * Upstream Gemini stream chunks -> canonical parts. Gemini sends each function call whole,
- * and usage on (at least) the last chunk; a stream with no finishReason was cut short.
+ * and usage on (at least) the last chunk; a stream with no finishReason was cut short. With
+ * `native`, each chunk is also given as it came (a native part), for a relay to a Gemini caller.
  */
-export function geminiChunksToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+export function decodeGeminiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let started = false;
   let finish: string | undefined;
   let usage: Usage | null = null;
   let toolCalls = 0;
   let failed = false;
-  return new TransformStream<SseEvent, StreamPart>({
+  return {
     transform(event, controller) {
       if (failed) return;
-      const chunk = parseStreamEvent(GeminiResponseSchema, event.data);
-      if (!chunk) {
+      const parsed = parseStreamEvent(GeminiResponseSchema, event.data);
+      if (!parsed) {
         failed = true;
         controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
         return;
       }
+      if (native) controller.enqueue({ type: "native", event, body: parsed.json });
+      const chunk = parsed.value;
       if (!started) {
         started = true;
         controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000) });
@@ -49,7 +53,7 @@ export function geminiChunksToParts(now: () => number): TransformStream<SseEvent
       if (usage) controller.enqueue({ type: "usage", usage });
       controller.enqueue({ type: "finish", finishReason: mapGeminiFinishReason(finish, toolCalls > 0) });
     },
-  });
+  };
 }
 
 /**
@@ -57,7 +61,7 @@ export function geminiChunksToParts(now: () => number): TransformStream<SseEvent
  * as it arrives; a function call is sent whole once its arguments are complete, as Gemini
  * does; the last chunk carries finishReason and usageMetadata.
  */
-export function partsToGeminiChunks(model: string, fallbackId: string): TransformStream<StreamPart, string> {
+export function renderGeminiChunks(model: string, fallbackId: string): StreamStep<StreamPart, string> {
   let id = fallbackId;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
@@ -72,13 +76,13 @@ export function partsToGeminiChunks(model: string, fallbackId: string): Transfor
         responseId: id,
       }),
     );
-  const flushCalls = (controller: TransformStreamDefaultController<string>) => {
+  const flushCalls = (controller: StepOutput<string>) => {
     if (pendingCalls.size === 0) return;
     const parts = [...pendingCalls.values()].map((c) => ({ functionCall: { id: c.id, name: c.name, args: parseToolArguments(c.args) } }));
     pendingCalls.clear();
     controller.enqueue(chunk(parts));
   };
-  return new TransformStream<StreamPart, string>({
+  return {
     transform(part, controller) {
       if (failed) return;
       switch (part.type) {
@@ -119,5 +123,5 @@ export function partsToGeminiChunks(model: string, fallbackId: string): Transfor
         }),
       );
     },
-  });
+  };
 }

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
+import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent } from "../parse-stream-event.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
@@ -40,25 +41,28 @@ const ChunkSchema = v.looseObject({
 
 /**
  * Upstream OpenAI chunk events -> canonical parts. A stream that stops before both a
- * finish_reason and `[DONE]` was cut short and ends with an error part.
+ * finish_reason and `[DONE]` was cut short and ends with an error part. With `native`,
+ * each chunk is also given as it came (a native part), for a relay to an OpenAI caller.
  */
-export function openAiChunksToParts(now: () => number): TransformStream<SseEvent, StreamPart> {
+export function decodeOpenAiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let started = false;
   let finished = false;
   let done = false;
-  return new TransformStream<SseEvent, StreamPart>({
+  return {
     transform(event, controller) {
       if (done) return;
       if (event.data === "[DONE]") {
         done = true;
         return;
       }
-      const chunk = parseStreamEvent(ChunkSchema, event.data);
-      if (!chunk) {
+      const parsed = parseStreamEvent(ChunkSchema, event.data);
+      if (!parsed) {
         controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
         done = true;
         return;
       }
+      if (native) controller.enqueue({ type: "native", event, body: parsed.json });
+      const chunk = parsed.value;
       if (!started) {
         started = true;
         controller.enqueue({ type: "start", id: chunk.id ?? "", model: chunk.model ?? "", created: chunk.created ?? Math.floor(now() / 1000) });
@@ -83,8 +87,11 @@ export function openAiChunksToParts(now: () => number): TransformStream<SseEvent
     flush(controller) {
       if (!done && !finished) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
     },
-  });
+  };
 }
+
+/** The event that ends an OpenAI stream. */
+export const OPENAI_STREAM_END = "data: [DONE]\n\n";
 
 interface ChunkEncoderOptions {
   /** The public model ID shown to the caller. */
@@ -99,7 +106,7 @@ interface ChunkEncoderOptions {
  * Canonical parts -> OpenAI `chat.completion.chunk` SSE text, ending with the usage chunk
  * (when asked for) and `data: [DONE]`. An error part becomes an error event and ends it.
  */
-export function partsToOpenAiChunks(options: ChunkEncoderOptions): TransformStream<StreamPart, string> {
+export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<StreamPart, string> {
   let id = `chatcmpl-${options.fallbackId}`;
   let created = Math.floor(options.now() / 1000);
   let usage: Usage | null = null;
@@ -114,7 +121,7 @@ export function partsToOpenAiChunks(options: ChunkEncoderOptions): TransformStre
         choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
       }),
     );
-  return new TransformStream<StreamPart, string>({
+  return {
     transform(part, controller) {
       if (failed) return;
       switch (part.type) {
@@ -152,7 +159,7 @@ export function partsToOpenAiChunks(options: ChunkEncoderOptions): TransformStre
         const body = { id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: usageToOpenAi(usage ?? { inputTokens: 0, outputTokens: 0 }) };
         controller.enqueue(formatSseEvent(JSON.stringify(body)));
       }
-      controller.enqueue("data: [DONE]\n\n");
+      controller.enqueue(OPENAI_STREAM_END);
     },
-  });
+  };
 }

@@ -1,12 +1,17 @@
-import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
-import { postJson, readJson } from "../http.ts";
-import { UpstreamError } from "../upstream-error.ts";
-import { parseSseStream } from "../../streams/sse.ts";
+import { postJson } from "../http.ts";
+import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
-import { anthropicEventsToParts } from "../../translate/anthropic-messages/convert-stream.ts";
+import { decodeAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
+
+const ANTHROPIC_WIRE: ChatWire<typeof AnthropicResponseSchema> = {
+  format: "anthropic",
+  responseSchema: AnthropicResponseSchema,
+  toCanonical: convertAnthropicResponseToCanonical,
+  decodeStream: decodeAnthropicEvents,
+};
 
 /** The API version every Anthropic request names; the wire format below follows it. */
 const ANTHROPIC_VERSION = "2023-06-01";
@@ -27,15 +32,12 @@ export const anthropicChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = bodyOf(request, call, false);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
-    const parsed = v.safeParse(AnthropicResponseSchema, await readJson(response));
-    if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a message of an unexpected shape");
-    return convertAnthropicResponseToCanonical(parsed.output, call.now());
+    return readChatResponse(response, ANTHROPIC_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
-    if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
-    return parseSseStream(response.body).pipeThrough(anthropicEventsToParts(call.now));
+    return readChatStream(response, ANTHROPIC_WIRE, request, call);
   },
 };

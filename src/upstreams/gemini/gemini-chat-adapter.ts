@@ -1,13 +1,19 @@
-import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
 import { geminiAuthHeaders } from "./gemini-auth.ts";
-import { postJson, readJson } from "../http.ts";
+import { postJson } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
-import { parseSseStream } from "../../streams/sse.ts";
+import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
-import { geminiChunksToParts } from "../../translate/gemini/convert-stream.ts";
+import { decodeGeminiChunks } from "../../translate/gemini/convert-stream.ts";
+
+const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
+  format: "gemini",
+  responseSchema: GeminiResponseSchema,
+  toCanonical: convertGeminiResponseToCanonical,
+  decodeStream: decodeGeminiChunks,
+};
 
 function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateContent?alt=sse"): string {
   return `${call.channel.baseUrl}/v1beta/models/${encodeURIComponent(call.upstreamModel)}:${action}`;
@@ -40,15 +46,12 @@ export const geminiChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = bodyOf(request, call);
     const response = await post(call, urlOf(call, "generateContent"), body);
-    const parsed = v.safeParse(GeminiResponseSchema, await readJson(response));
-    if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a response of an unexpected shape");
-    return convertGeminiResponseToCanonical(parsed.output, call.now());
+    return readChatResponse(response, GEMINI_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call);
     const response = await post(call, urlOf(call, "streamGenerateContent?alt=sse"), body);
-    if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
-    return parseSseStream(response.body).pipeThrough(geminiChunksToParts(call.now));
+    return readChatStream(response, GEMINI_WIRE, request, call);
   },
 };

@@ -2,6 +2,7 @@ import type { StreamPart } from "../../canonical/chat.ts";
 import type { ChatAdapter } from "../adapter.ts";
 import { randomBase62 } from "../../lib/random-id.ts";
 import { mockChatReply } from "./mock-chat-reply.ts";
+import { batchesOf } from "../../streams/batch-source.ts";
 
 /**
  * The built-in offline model: answers by echoing the last user message, calls a tool when
@@ -33,13 +34,7 @@ export const mockChatAdapter: ChatAdapter = {
     });
     parts.push({ type: "finish", finishReason: reply.finishReason });
     parts.push({ type: "usage", usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens } });
-    let next = 0;
-    return new ReadableStream<StreamPart>({
-      pull(controller) {
-        const part = parts[next++];
-        if (part) controller.enqueue(part);
-        else controller.close();
-      },
-    });
+    // One delivery per part, as a real upstream streams word by word.
+    return { parts: batchesOf(parts.map((part) => [part])), native: false };
   },
 };

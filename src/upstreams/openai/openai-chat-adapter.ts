@@ -1,13 +1,18 @@
-import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
-import { postJson, readJson } from "../http.ts";
+import { postJson } from "../http.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
-import { UpstreamError } from "../upstream-error.ts";
-import { parseSseStream } from "../../streams/sse.ts";
+import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
 import { convertOpenAiChatResponseToCanonical, OpenAiChatResponseSchema } from "../../translate/openai-chat/convert-response.ts";
-import { openAiChunksToParts } from "../../translate/openai-chat/convert-stream.ts";
+import { decodeOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
+
+const OPENAI_WIRE: ChatWire<typeof OpenAiChatResponseSchema> = {
+  format: "openai",
+  responseSchema: OpenAiChatResponseSchema,
+  toCanonical: convertOpenAiChatResponseToCanonical,
+  decodeStream: decodeOpenAiChunks,
+};
 
 /**
  * The body to send: translated from canonical, with a same-format caller's own body laid over
@@ -27,15 +32,12 @@ export const openAiChatAdapter: ChatAdapter = {
   async complete(request, call) {
     const body = bodyOf(request, call, false);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
-    const parsed = v.safeParse(OpenAiChatResponseSchema, await readJson(response));
-    if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat completion of an unexpected shape");
-    return convertOpenAiChatResponseToCanonical(parsed.output, call.now());
+    return readChatResponse(response, OPENAI_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
-    if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
-    return parseSseStream(response.body).pipeThrough(openAiChunksToParts(call.now));
+    return readChatStream(response, OPENAI_WIRE, request, call);
   },
 };

@@ -1,0 +1,18 @@
+import type { StreamPart } from "../../canonical/chat.ts";
+import type { StreamStep } from "../../streams/stream-step.ts";
+import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
+import { anthropicErrorEvent } from "./convert-stream.ts";
+
+/** An Anthropic upstream's events relayed to an Anthropic caller; message_start names the caller's model. */
+export function relayAnthropicEvents(model: string): StreamStep<StreamPart, string> {
+  return relayNativeEvents({
+    render({ event, body }) {
+      const message = body.message as Record<string, unknown> | undefined;
+      if (body.type !== "message_start" || !message) return nativeEventText(event, body, body);
+      const shown = withCallerModel(message, model);
+      return nativeEventText(event, body, shown === message ? body : { ...body, message: shown });
+    },
+    ends: ({ body }) => body.type === "message_stop",
+    errorEvent: anthropicErrorEvent,
+  });
+}

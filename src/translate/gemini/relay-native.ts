@@ -1,0 +1,21 @@
+import type { StreamPart } from "../../canonical/chat.ts";
+import { formatErrorEvent } from "../../streams/sse.ts";
+import type { StreamStep } from "../../streams/stream-step.ts";
+import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
+
+/** Gemini names the model of a response in modelVersion. */
+export const GEMINI_MODEL_FIELD = "modelVersion";
+
+/** Whether a chunk carries a finishReason: Gemini's last chunk, since its streams have no end event. */
+function isFinal(body: Record<string, unknown>): boolean {
+  return Array.isArray(body.candidates) && body.candidates.some((candidate) => (candidate as { finishReason?: unknown } | null)?.finishReason);
+}
+
+/** A Gemini upstream's chunks relayed to a Gemini caller. */
+export function relayGeminiChunks(model: string): StreamStep<StreamPart, string> {
+  return relayNativeEvents({
+    render: ({ event, body }) => nativeEventText(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD)),
+    ends: ({ body }) => isFinal(body),
+    errorEvent: formatErrorEvent,
+  });
+}

@@ -1,0 +1,28 @@
+import type { StreamPart } from "../../canonical/chat.ts";
+import { formatErrorEvent } from "../../streams/sse.ts";
+import type { StreamStep } from "../../streams/stream-step.ts";
+import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
+import { OPENAI_STREAM_END } from "./convert-stream.ts";
+
+/**
+ * An OpenAI upstream's chunks relayed to an OpenAI caller. The gateway always asks the
+ * upstream for usage (billing needs it); a caller that did not ask for it gets neither
+ * the usage chunk nor the `usage: null` the other chunks then carry.
+ */
+export function relayOpenAiChunks(model: string, includeUsage: boolean): StreamStep<StreamPart, string> {
+  return relayNativeEvents({
+    render({ event, body }) {
+      const unasked = !includeUsage && "usage" in body;
+      if (unasked && Array.isArray(body.choices) && body.choices.length === 0) return null;
+      let shown = withCallerModel(body, model);
+      if (unasked) {
+        shown = { ...shown };
+        delete shown.usage;
+      }
+      return nativeEventText(event, body, shown);
+    },
+    ends: () => false,
+    errorEvent: formatErrorEvent,
+    closing: OPENAI_STREAM_END,
+  });
+}

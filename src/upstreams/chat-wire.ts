@@ -1,0 +1,38 @@
+import * as v from "valibot";
+import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canonical/chat.ts";
+import { readSseBody, type SseEvent } from "../streams/sse.ts";
+import type { StreamStep } from "../streams/stream-step.ts";
+import type { ChatStream, UpstreamCall } from "./adapter.ts";
+import { readJson } from "./http.ts";
+import { UpstreamError } from "./upstream-error.ts";
+
+/** How an upstream kind's chat answers read: the same three pieces for every HTTP kind. */
+export interface ChatWire<S extends v.GenericSchema> {
+  format: WireFormat;
+  /** A lenient schema of the response fields the translation uses. */
+  responseSchema: S;
+  toCanonical(response: v.InferOutput<S>, now: number): ChatResponse;
+  /** The stream decoder; with `native`, it also gives each event as a native part. */
+  decodeStream(now: () => number, native: boolean): StreamStep<SseEvent, StreamPart>;
+}
+
+/** A 2xx chat response in canonical form, with the upstream's own body when the caller speaks its format. */
+export async function readChatResponse<S extends v.GenericSchema>(
+  response: Response,
+  wire: ChatWire<S>,
+  request: ChatRequest,
+  call: UpstreamCall,
+): Promise<ChatResponse> {
+  const json = await readJson(response);
+  const parsed = v.safeParse(wire.responseSchema, json);
+  if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat response of an unexpected shape");
+  const canonical = wire.toCanonical(parsed.output, call.now());
+  return request.native?.format === wire.format ? { ...canonical, native: json as Record<string, unknown> } : canonical;
+}
+
+/** A 2xx streamed chat response as canonical parts, native ones included when the caller speaks its format. */
+export function readChatStream<S extends v.GenericSchema>(response: Response, wire: ChatWire<S>, request: ChatRequest, call: UpstreamCall): ChatStream {
+  if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
+  const native = request.native?.format === wire.format;
+  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native)), native };
+}
