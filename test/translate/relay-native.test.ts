@@ -1,0 +1,122 @@
+import { describe, expect, test } from "bun:test";
+import { readFixture } from "../helpers/openai-upstream.ts";
+import { sseParserStep } from "../../src/streams/sse.ts";
+import { chainSteps, type StreamStep } from "../../src/streams/stream-step.ts";
+import { decodeOpenAiChunks } from "../../src/translate/openai-chat/convert-stream.ts";
+import { relayOpenAiChunks } from "../../src/translate/openai-chat/relay-native.ts";
+import { decodeAnthropicEvents } from "../../src/translate/anthropic-messages/convert-stream.ts";
+import { relayAnthropicEvents } from "../../src/translate/anthropic-messages/relay-native.ts";
+import { decodeGeminiChunks } from "../../src/translate/gemini/convert-stream.ts";
+import { relayGeminiChunks } from "../../src/translate/gemini/relay-native.ts";
+
+/**
+ * The relay steps over recorded upstream streams: SSE text in, the caller's SSE text out,
+ * delivery by delivery, so a test can see what is sent at once and what waits for the end.
+ */
+
+const now = () => 1_700_000_000_000;
+
+/** What `step` writes for each delivery, and (last) what it writes when the input ends. */
+function deliveries(step: StreamStep<string, string>, pieces: readonly string[]): { each: string[]; atEnd: string } {
+  const each: string[] = [];
+  let text = "";
+  const output = { enqueue: (piece: string) => void (text += piece) };
+  for (const piece of pieces) {
+    step.transform(piece, output);
+    each.push(text);
+    text = "";
+  }
+  step.flush?.(output);
+  return { each, atEnd: text };
+}
+
+/** The SSE events of a fixture, one delivery each, with the fixture's own line ends. */
+function fixtureDeliveries(name: string): string[] {
+  return readFixture(name)
+    .split(/(?<=\r?\n\r?\n)/)
+    .filter((event) => event.trim() !== "");
+}
+
+const dataOf = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith("data: ") && line !== "data: [DONE]")
+    .map((line) => JSON.parse(line.slice("data: ".length)));
+
+describe("openai relay", () => {
+  const relay = (includeUsage: boolean) =>
+    chainSteps(chainSteps(sseParserStep(), decodeOpenAiChunks(now, true)), relayOpenAiChunks("caller-model", includeUsage));
+
+  test("each chunk leaves with its own delivery, renamed to the caller's model, and [DONE] comes only at the end", () => {
+    const pieces = fixtureDeliveries("openai-chat-stream.sse");
+    const { each, atEnd } = deliveries(relay(true), pieces);
+    const upstreamChunks = pieces.filter((piece) => !piece.includes("[DONE]"));
+    for (let i = 0; i < upstreamChunks.length; i++) {
+      const [sent] = dataOf(each[i]!);
+      const [original] = dataOf(upstreamChunks[i]!);
+      expect(sent).toEqual({ ...original, model: "caller-model" });
+    }
+    expect(each.join("")).not.toContain("[DONE]");
+    expect(atEnd).toBe("data: [DONE]\n\n");
+  });
+
+  test("without include_usage the usage chunk is left out and no chunk has a usage key", () => {
+    const { each } = deliveries(relay(false), fixtureDeliveries("openai-chat-stream.sse"));
+    const sent = dataOf(each.join(""));
+    expect(sent.length).toBeGreaterThan(1);
+    for (const chunk of sent) {
+      expect("usage" in chunk).toBe(false);
+      expect(chunk.choices.length).toBe(1);
+    }
+  });
+
+  test("a stream cut short ends with the error event and no [DONE]", () => {
+    const { each, atEnd } = deliveries(relay(true), fixtureDeliveries("openai-chat-stream-truncated.sse"));
+    const all = each.join("") + atEnd;
+    expect(all).not.toContain("[DONE]");
+    const last = dataOf(all).at(-1);
+    expect(last.error.type).toBeString();
+    expect(last.error.message).toContain("ended before the response was complete");
+  });
+});
+
+describe("anthropic relay", () => {
+  const relay = () => chainSteps(chainSteps(sseParserStep(), decodeAnthropicEvents(now, true)), relayAnthropicEvents("caller-model"));
+
+  test("events keep their names and data; message_start names the caller's model; message_stop waits for the end", () => {
+    const pieces = fixtureDeliveries("anthropic-stream.sse");
+    const { each, atEnd } = deliveries(relay(), pieces);
+    expect(each.at(-1)).toBe("");
+    expect(atEnd).toStartWith("event: message_stop\n");
+    for (let i = 1; i < pieces.length - 1; i++) expect(dataOf(each[i]!)).toEqual(dataOf(pieces[i]!));
+    const [start] = dataOf(each[0]!);
+    const [original] = dataOf(pieces[0]!);
+    expect(start).toEqual({ ...original, message: { ...original.message, model: "caller-model" } });
+    expect(each.join("")).toContain("event: ping\n");
+  });
+
+  test("an upstream error event becomes the gateway's error event, and nothing follows", () => {
+    const pieces = [
+      fixtureDeliveries("anthropic-stream.sse")[0]!,
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+    ];
+    const { each, atEnd } = deliveries(relay(), pieces);
+    expect(each[1]).toBe('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"Overloaded"}}\n\n');
+    expect(atEnd).toBe("");
+  });
+});
+
+describe("gemini relay", () => {
+  test("chunks leave as they come but for modelVersion; the one with finishReason waits for the end", () => {
+    const step = chainSteps(chainSteps(sseParserStep(), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const pieces = fixtureDeliveries("gemini-stream.sse");
+    const { each, atEnd } = deliveries(step, pieces);
+    expect(each.at(-1)).toBe("");
+    const [final] = dataOf(atEnd);
+    expect(final.candidates[0].finishReason).toBe("STOP");
+    for (let i = 0; i < pieces.length - 1; i++) {
+      const [original] = dataOf(pieces[i]!);
+      expect(dataOf(each[i]!)).toEqual([{ ...original, modelVersion: "caller-model" }]);
+    }
+  });
+});
