@@ -7,7 +7,7 @@ import type { ChatAdapter, ChatStream, UpstreamCall } from "../upstreams/adapter
 import type { Served } from "./with-failover.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
-import { withIdleTimeout } from "../streams/idle-timeout.ts";
+import { superviseUpstream } from "../streams/supervise-upstream.ts";
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
@@ -23,14 +23,15 @@ export class ChatDispatcher {
       throw error;
     }
     served.release();
-    // Without reported usage the estimate is billed, and shown to the caller as the usage.
+    // Without reported usage the estimate is billed, and shown to the caller as the usage
+    // (a native passthrough body is shown as the upstream sent it).
     const usage = served.value.usage ?? estimateUsage(request, served.value);
     await meter.finish({ status: 200, usage, channelId: served.channel.id });
     return { ...served, value: { ...served.value, usage } };
   }
 
   /**
-   * A stream of canonical parts. Its usage row is written exactly once: when it completes
+   * A stream of parts (canonical, and native ones for a same-format caller). Its usage row is written exactly once: when it completes
    * (before its end reaches the client), fails, or the client cancels it.
    */
   async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
@@ -44,7 +45,7 @@ export class ChatDispatcher {
     let reported: Usage | null = null;
     let streamedText = "";
     let failed = false;
-    const parts = tapBatches(withIdleTimeout(served.value.parts, this.deps.streamIdleTimeoutMs), {
+    const parts = tapBatches(superviseUpstream(served.value.parts, this.deps.streamIdleTimeoutMs), {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta") streamedText += part.text;
@@ -54,7 +55,8 @@ export class ChatDispatcher {
       onEnd: (end) => {
         served.release();
         return meter.finish({
-          status: end === "complete" && !failed ? 200 : end === "cancelled" ? 499 : 502,
+          // A stream the upstream broke is its failure even when the client hung up after the error event.
+          status: failed || end === "failed" ? 502 : end === "cancelled" ? 499 : 200,
           // Without reported usage, what was streamed is counted (about 4 characters a token).
           usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(streamedText) },
           channelId: served.channel.id,

@@ -26,7 +26,8 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
 
 /**
  * A response body read as UTF-8 text (a character split across deliveries included) and
- * run through `step`, each delivery becoming one batch of what the step made of it.
+ * run through `step`: what the step made of each delivery is one batch, and a delivery it
+ * made nothing of (half an event, a comment) is read past.
  */
 export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>): BatchSource<T> {
   const reader = body.getReader();

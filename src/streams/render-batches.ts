@@ -23,19 +23,25 @@ export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, s
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        for (;;) {
-          const batch = await source.read();
-          if (batch === null) {
-            render.flush?.(output);
-            if (text) controller.enqueue(take());
-            controller.close();
-            return;
+        try {
+          for (;;) {
+            const batch = await source.read();
+            if (batch === null) {
+              render.flush?.(output);
+              if (text) controller.enqueue(take());
+              controller.close();
+              return;
+            }
+            for (const item of batch) render.transform(item, output);
+            if (text) {
+              controller.enqueue(take());
+              return;
+            }
           }
-          for (const item of batch) render.transform(item, output);
-          if (text) {
-            controller.enqueue(take());
-            return;
-          }
+        } catch (error) {
+          // The body fails; the source (the upstream, its tap) must still be ended and freed.
+          await source.cancel(error).catch(() => {});
+          throw error;
         }
       },
       cancel(reason) {

@@ -23,3 +23,14 @@ export function parseStreamEvent<S extends v.GenericSchema>(schema: S, data: str
   const parsed = v.safeParse(schema, json);
   return parsed.success ? { json: json as Record<string, unknown>, value: parsed.output } : null;
 }
+
+/** Why an event parseStreamEvent refused ends the stream: the provider's own message when it sent an error object. */
+export function unusableEventMessage(data: string): string {
+  try {
+    const message = (JSON.parse(data) as { error?: { message?: unknown } } | null)?.error?.message;
+    if (typeof message === "string" && message !== "") return `upstream error: ${message.slice(0, 500)}`;
+  } catch {
+    // not JSON: malformed
+  }
+  return "upstream sent a malformed stream event";
+}

@@ -11,6 +11,8 @@ export interface RelayRules {
   render(part: NativePart): string | null;
   /** Whether the event ends the response: it (and anything after it) waits for the stream's end. */
   ends(part: NativePart): boolean;
+  /** Whether the event is the upstream's own error event: relayed as it came, it ends the stream. */
+  fails?(part: NativePart): boolean;
   /** This format's event for a failure after the stream began. */
   errorEvent(message: string): string;
   /** What the gateway sends after a complete stream (OpenAI's `[DONE]`). */
@@ -36,9 +38,11 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
         return;
       }
       if (part.type !== "native") return;
+      if (rules.fails?.(part)) failed = true;
       const text = rules.render(part);
       if (text === null) return;
-      if (held !== "" || rules.ends(part)) held += text;
+      if (failed) output.enqueue(text);
+      else if (held !== "" || rules.ends(part)) held += text;
       else output.enqueue(text);
     },
     flush(output) {

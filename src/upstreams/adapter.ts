@@ -30,7 +30,7 @@ export interface UpstreamCall {
   warnings: UpstreamWarnings;
 }
 
-/** A streamed chat answer as canonical parts. */
+/** A streamed chat answer: canonical parts, batched as the upstream delivered them. */
 export interface ChatStream {
   parts: BatchSource<StreamPart>;
   /** The upstream speaks the caller's format: its events come as native parts, to be relayed as they are. */

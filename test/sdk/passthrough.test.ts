@@ -211,3 +211,24 @@ describe("responses of a same-format upstream reach the caller as sent", () => {
     }
   });
 });
+
+describe("a prompt Gemini blocks (promptFeedback.blockReason, no candidates) is a filtered answer", () => {
+  const blocked = { promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: "gemini-2.0-flash" };
+
+  test("translated for an openai caller: finish_reason content_filter, not an error", async () => {
+    world.upstreams.gemini.setBehavior({ script: () => Response.json(blocked) });
+    const completion = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: [{ role: "user", content: "Hi" }] });
+    expect(completion.choices[0]!.finish_reason).toBe("content_filter");
+    expect(completion.usage!.prompt_tokens).toBe(7);
+  });
+
+  test("streamed to a genai caller: the block arrives as sent and the stream ends cleanly", async () => {
+    world.upstreams.gemini.setBehavior({
+      script: () => new Response(`data: ${JSON.stringify(blocked)}\r\n\r\n`, { headers: { "content-type": "text/event-stream" } }),
+    });
+    const chunks: any[] = [];
+    for await (const chunk of await world.genai.models.generateContentStream({ model: MODELS.gemini, contents: "Hi" })) chunks.push(chunk);
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0].promptFeedback.blockReason).toBe("PROHIBITED_CONTENT");
+  });
+});

@@ -72,3 +72,81 @@ describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => 
     }
   }
 });
+
+/**
+ * An upstream that sends a bad event and then keeps its stream open: the caller's stream
+ * must end right after the error event (not when the upstream finally closes, or at the idle
+ * timeout), the upstream connection must be closed, and the usage row says 502.
+ */
+describe("a broken event ends the stream at once, though the upstream keeps it open", () => {
+  /** An SSE body that sends `events` one by one, then stays open until cancelled. */
+  function streamThenHang(events: readonly string[], onCancel: () => void): Response {
+    const encoder = new TextEncoder();
+    let next = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (next < events.length) controller.enqueue(encoder.encode(events[next++]!));
+        else return new Promise<void>(() => {});
+      },
+      cancel: onCancel,
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  }
+
+  /** Waits up to `ms` for `condition`. */
+  async function eventually(condition: () => boolean, ms = 3_000): Promise<boolean> {
+    for (const start = Date.now(); Date.now() - start < ms; await Bun.sleep(20)) if (condition()) return true;
+    return condition();
+  }
+
+  /** The usage row of the request that got `response`. */
+  async function usageRowOf(response: Response): Promise<any> {
+    const requestId = response.headers.get("x-request-id");
+    const listed = await world.gw.admin("GET", "/v1/admin/usage?limit=100");
+    return listed.body.usage.find((row: any) => row.request_id === requestId);
+  }
+
+  const CASES = [
+    {
+      name: "openai caller, openai upstream: a chunk that is not JSON",
+      kind: "openai" as const,
+      path: "/v1/chat/completions",
+      body: { model: MODELS.openai, messages: [{ role: "user", content: "Hi" }], stream: true },
+      events: [
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`,
+        "data: {not json\n\n",
+      ],
+      errorIn: (raw: string) => raw.includes('"error"') && raw.includes("malformed"),
+    },
+    {
+      name: "anthropic caller, anthropic upstream: its own overloaded_error event, relayed with its type",
+      kind: "anthropic" as const,
+      path: "/v1/messages",
+      body: { model: MODELS.anthropic, max_tokens: 64, messages: [{ role: "user", content: "Hi" }], stream: true },
+      events: [
+        `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } })}\n\n`,
+        `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`,
+      ],
+      errorIn: (raw: string) => raw.includes("event: error\n") && raw.includes('"overloaded_error"'),
+    },
+  ];
+
+  for (const c of CASES) {
+    test(c.name, async () => {
+      let cancelled = false;
+      world.upstreams[c.kind].setBehavior({ script: () => streamThenHang(c.events, () => void (cancelled = true)) });
+      const response = await world.gw.fetch(c.path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${world.key}`, "content-type": "application/json" },
+        body: JSON.stringify(c.body),
+      });
+      expect(response.status).toBe(200);
+      const raw = await response.text();
+      expect(c.errorIn(raw)).toBe(true);
+      expect(raw).not.toContain("[DONE]");
+      expect(await eventually(() => cancelled)).toBe(true);
+      const row = await usageRowOf(response);
+      expect(row.status).toBe(502);
+    });
+  }
+});

@@ -95,18 +95,40 @@ describe("anthropic relay", () => {
     expect(each.join("")).toContain("event: ping\n");
   });
 
-  test("an upstream error event becomes the gateway's error event, and nothing follows", () => {
-    const pieces = [
-      fixtureDeliveries("anthropic-stream.sse")[0]!,
-      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
-    ];
+  test("the upstream's own error event is relayed with its error type, and nothing follows", () => {
+    const overloaded = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+    const pieces = [fixtureDeliveries("anthropic-stream.sse")[0]!, overloaded, fixtureDeliveries("anthropic-stream.sse")[1]!];
     const { each, atEnd } = deliveries(relay(), pieces);
-    expect(each[1]).toBe('event: error\ndata: {"type":"error","error":{"type":"api_error","message":"Overloaded"}}\n\n');
+    expect(each[1]).toBe(overloaded);
+    expect(each[2]).toBe("");
     expect(atEnd).toBe("");
+  });
+
+  test("a stream cut short (no message_stop) ends with the gateway's error event and no message_stop", () => {
+    const pieces = fixtureDeliveries("anthropic-stream.sse").slice(0, 4);
+    const { atEnd } = deliveries(relay(), pieces);
+    expect(atEnd).toStartWith("event: error\n");
+    expect(dataOf(atEnd)[0].error.type).toBe("api_error");
+  });
+
+  test("events a compatible upstream sent without a name are named by their type", () => {
+    const unnamed = fixtureDeliveries("anthropic-stream.sse").map((piece) => piece.replace(/^event: .*\n/, ""));
+    const { each, atEnd } = deliveries(relay(), unnamed);
+    const names = [...each, atEnd].filter(Boolean).map((text) => text.split("\n")[0]);
+    expect(names[0]).toBe("event: message_start");
+    expect(names.at(-1)).toBe("event: message_stop");
   });
 });
 
 describe("gemini relay", () => {
+  test("a blocked prompt (promptFeedback.blockReason, no candidates) is a finished answer, not a broken stream", () => {
+    const step = chainSteps(chainSteps(sseParserStep(), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const blocked = `data: ${JSON.stringify({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: "gemini-2.0-flash" })}\n\n`;
+    const { each, atEnd } = deliveries(step, [blocked]);
+    expect(each).toEqual([""]);
+    expect(dataOf(atEnd)).toEqual([{ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: "caller-model" }]);
+  });
+
   test("chunks leave as they come but for modelVersion; the one with finishReason waits for the end", () => {
     const step = chainSteps(chainSteps(sseParserStep(), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
     const pieces = fixtureDeliveries("gemini-stream.sse");

@@ -3,7 +3,7 @@ import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent } from "../parse-stream-event.ts";
+import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 
@@ -42,12 +42,11 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
       const parsed = parseStreamEvent(EventSchema, sse.data);
       if (!parsed) {
         stopped = true;
-        controller.enqueue({ type: "error", message: "upstream sent a malformed stream event" });
+        controller.enqueue({ type: "error", message: unusableEventMessage(sse.data) });
         return;
       }
       const event = parsed.value;
-      // An upstream error event is the gateway's to render, in the caller's error shape.
-      if (native && event.type !== "error") controller.enqueue({ type: "native", event: sse, body: parsed.json });
+      if (native) controller.enqueue({ type: "native", event: sse, body: parsed.json });
       switch (event.type) {
         case "message_start":
           usage = { ...usage, ...event.message?.usage };

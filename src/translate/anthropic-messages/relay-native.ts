@@ -3,16 +3,22 @@ import type { StreamStep } from "../../streams/stream-step.ts";
 import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
 import { anthropicErrorEvent } from "./convert-stream.ts";
 
-/** An Anthropic upstream's events relayed to an Anthropic caller; message_start names the caller's model. */
+/**
+ * An Anthropic upstream's events relayed to an Anthropic caller; message_start names the
+ * caller's model. The SDK dispatches on event names, so an event a compatible upstream sent
+ * unnamed is named by its type.
+ */
 export function relayAnthropicEvents(model: string): StreamStep<StreamPart, string> {
   return relayNativeEvents({
     render({ event, body }) {
+      const named = event.event === "message" && typeof body.type === "string" ? { ...event, event: body.type } : event;
       const message = body.message as Record<string, unknown> | undefined;
-      if (body.type !== "message_start" || !message) return nativeEventText(event, body, body);
+      if (body.type !== "message_start" || !message) return nativeEventText(named, body, body);
       const shown = withCallerModel(message, model);
-      return nativeEventText(event, body, shown === message ? body : { ...body, message: shown });
+      return nativeEventText(named, body, shown === message ? body : { ...body, message: shown });
     },
     ends: ({ body }) => body.type === "message_stop",
+    fails: ({ body }) => body.type === "error",
     errorEvent: anthropicErrorEvent,
   });
 }

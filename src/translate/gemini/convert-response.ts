@@ -28,6 +28,7 @@ export const GeminiResponseSchema = v.looseObject({
     ),
   ),
   usageMetadata: v.optional(GeminiUsageSchema),
+  promptFeedback: v.optional(v.looseObject({ blockReason: v.optional(v.string()) })),
   responseId: v.optional(v.string()),
   modelVersion: v.optional(v.string()),
 });
@@ -68,6 +69,15 @@ export function contentOfGemini(body: GeminiResponse): ContentPart[] {
   return content;
 }
 
+/**
+ * How a response or chunk finished: its first candidate's finishReason, or SAFETY when the
+ * prompt itself was blocked (promptFeedback.blockReason, no candidates): a finished answer,
+ * filtered, not a broken one.
+ */
+export function finishReasonOfGemini(body: GeminiResponse): string | undefined {
+  return body.candidates?.[0]?.finishReason ?? (body.promptFeedback?.blockReason ? "SAFETY" : undefined);
+}
+
 /** An upstream generateContent response in canonical form. */
 export function convertGeminiResponseToCanonical(body: GeminiResponse, now: number): ChatResponse {
   const content = contentOfGemini(body);
@@ -76,7 +86,7 @@ export function convertGeminiResponseToCanonical(body: GeminiResponse, now: numb
     model: body.modelVersion ?? "",
     created: Math.floor(now / 1000),
     content,
-    finishReason: mapGeminiFinishReason(body.candidates?.[0]?.finishReason, content.some((p) => p.type === "tool_call")),
+    finishReason: mapGeminiFinishReason(finishReasonOfGemini(body), content.some((p) => p.type === "tool_call")),
     usage: body.usageMetadata ? usageFromGemini(body.usageMetadata) : null,
   };
 }

@@ -2,10 +2,10 @@ import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent } from "../parse-stream-event.ts";
+import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
-import { contentOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
+import { contentOfGemini, finishReasonOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
 
 /**
  * Upstream Gemini stream chunks -> canonical parts. Gemini sends each function call whole,
@@ -24,7 +24,7 @@ export function decodeGeminiChunks(now: () => number, native = false): StreamSte
       const parsed = parseStreamEvent(GeminiResponseSchema, event.data);
       if (!parsed) {
         failed = true;
-        controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
+        controller.enqueue({ type: "error", message: unusableEventMessage(event.data) });
         return;
       }
       if (native) controller.enqueue({ type: "native", event, body: parsed.json });
@@ -41,7 +41,7 @@ export function decodeGeminiChunks(now: () => number, native = false): StreamSte
           controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
         }
       }
-      finish = chunk.candidates?.[0]?.finishReason ?? finish;
+      finish = finishReasonOfGemini(chunk) ?? finish;
       if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
     },
     flush(controller) {

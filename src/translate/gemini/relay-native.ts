@@ -6,9 +6,10 @@ import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-na
 /** Gemini names the model of a response in modelVersion. */
 export const GEMINI_MODEL_FIELD = "modelVersion";
 
-/** Whether a chunk carries a finishReason: Gemini's last chunk, since its streams have no end event. */
+/** Whether a chunk finishes the answer (a finishReason, or a blocked prompt): Gemini's streams have no end event. */
 function isFinal(body: Record<string, unknown>): boolean {
-  return Array.isArray(body.candidates) && body.candidates.some((candidate) => (candidate as { finishReason?: unknown } | null)?.finishReason);
+  const finished = Array.isArray(body.candidates) && body.candidates.some((candidate) => (candidate as { finishReason?: unknown } | null)?.finishReason);
+  return finished || Boolean((body.promptFeedback as { blockReason?: unknown } | undefined)?.blockReason);
 }
 
 /** A Gemini upstream's chunks relayed to a Gemini caller. */

@@ -3,7 +3,7 @@ import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent } from "../parse-stream-event.ts";
+import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 
@@ -57,7 +57,7 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
       }
       const parsed = parseStreamEvent(ChunkSchema, event.data);
       if (!parsed) {
-        controller.enqueue({ type: "error", message: "upstream sent a malformed or error stream event" });
+        controller.enqueue({ type: "error", message: unusableEventMessage(event.data) });
         done = true;
         return;
       }

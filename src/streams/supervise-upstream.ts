@@ -1,0 +1,45 @@
+import type { StreamPart } from "../canonical/chat.ts";
+import type { BatchSource } from "./batch-source.ts";
+
+/**
+ * Watches an upstream's parts source so a broken stream ends at once and frees its
+ * connection: silence longer than `idleMs` before the next batch (deliveries that decode to
+ * nothing, such as SSE comments, do not count as activity), a failed connection, or an
+ * error part the decoder produced (a malformed event, an upstream error event) each end
+ * the source after that error, and cancel the upstream read.
+ */
+export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: number): BatchSource<StreamPart> {
+  let done = false;
+  const stop = (reason: string) => {
+    done = true;
+    source.cancel(reason).catch(() => {});
+  };
+  return {
+    async read() {
+      if (done) return null;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), idleMs);
+      });
+      try {
+        const batch = await Promise.race([source.read(), timeout]);
+        if (batch === "timeout") {
+          stop("idle timeout");
+          return [{ type: "error", message: `the upstream sent nothing for ${idleMs} ms` }];
+        }
+        if (batch === null) done = true;
+        else if (batch.some((part) => part.type === "error")) stop("upstream stream failed");
+        return batch;
+      } catch {
+        stop("upstream connection failed");
+        return [{ type: "error", message: "the upstream connection failed mid-stream" }];
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel(reason) {
+      done = true;
+      return source.cancel(reason);
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { batchesOf, type BatchSource } from "../../src/streams/batch-source.ts";
+import { renderBatches } from "../../src/streams/render-batches.ts";
+import { tapBatches, type StreamEnd } from "../../src/streams/tap-stream.ts";
+import type { StreamStep } from "../../src/streams/stream-step.ts";
+
+/** Renders each item as its text, and "end" at the end. */
+const plainRender: StreamStep<string, string> = {
+  transform: (item, output) => output.enqueue(item),
+  flush: (output) => output.enqueue("end"),
+};
+
+const decoder = new TextDecoder();
+
+/** Every write of a body, as text. */
+async function writesOf(body: ReadableStream<Uint8Array>): Promise<string[]> {
+  const writes: string[] = [];
+  for await (const chunk of body) writes.push(decoder.decode(chunk));
+  return writes;
+}
+
+describe("renderBatches with tapBatches: one write per batch, the end after the tap's onEnd", () => {
+  test("each batch is one write; the flush comes after onEnd resolved", async () => {
+    const log: string[] = [];
+    const tapped = tapBatches(batchesOf([["a", "b"], ["c"]]), {
+      onItem: (item) => void log.push(`item ${item}`),
+      onEnd: async (end) => {
+        await Bun.sleep(10);
+        log.push(`end ${end}`);
+      },
+    });
+    const writes = await writesOf(renderBatches(tapped, plainRender));
+    expect(writes).toEqual(["ab", "c", "end"]);
+    expect(log).toEqual(["item a", "item b", "item c", "end complete"]);
+  });
+
+  test("a batch the renderer holds back entirely sends nothing, and the next batch is read in the same pull", async () => {
+    const holding: StreamStep<string, string> = { transform: (item, output) => (item === "held" ? undefined : output.enqueue(item)) };
+    expect(await writesOf(renderBatches(batchesOf([["held"], ["x"]]), holding))).toEqual(["x"]);
+  });
+
+  test("a client that cancels during a read in flight ends the tap once, as cancelled, and cancels the upstream", async () => {
+    const ends: StreamEnd[] = [];
+    let upstreamCancelled = false;
+    let release: (batch: string[] | null) => void = () => {};
+    const upstream: BatchSource<string> = {
+      read: () => new Promise((resolve) => (release = resolve)),
+      async cancel() {
+        upstreamCancelled = true;
+        release(null);
+      },
+    };
+    const body = renderBatches(tapBatches(upstream, { onEnd: async (end) => void ends.push(end) }), plainRender);
+    const reader = body.getReader();
+    const pending = reader.read();
+    await Bun.sleep(5);
+    await reader.cancel("client gone");
+    await pending.catch(() => {});
+    expect(upstreamCancelled).toBe(true);
+    expect(ends).toEqual(["cancelled"]);
+  });
+
+  test("a renderer that throws fails the body and still ends the tap and cancels the upstream", async () => {
+    const ends: StreamEnd[] = [];
+    let upstreamCancelled = false;
+    const source = batchesOf([["boom"], ["never"]]);
+    const upstream: BatchSource<string> = {
+      read: () => source.read(),
+      async cancel() {
+        upstreamCancelled = true;
+      },
+    };
+    const throwing: StreamStep<string, string> = {
+      transform() {
+        throw new Error("render bug");
+      },
+    };
+    const body = renderBatches(tapBatches(upstream, { onEnd: async (end) => void ends.push(end) }), throwing);
+    await expect(writesOf(body)).rejects.toThrow("render bug");
+    expect(upstreamCancelled).toBe(true);
+    expect(ends).toEqual(["cancelled"]);
+  });
+});
