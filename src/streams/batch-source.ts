@@ -6,7 +6,10 @@ import type { StepOutput, StreamStep } from "./stream-step.ts";
  * stage: wrapping one is a function call, not a queue.
  */
 export interface BatchSource<T> {
-  /** The next non-empty batch, or null at the end. Rejects when the upstream fails. */
+  /**
+   * The next batch, or null at the end; rejects when the upstream fails. A batch may be
+   * empty (a delivery of half an event, or a keep-alive comment): the upstream is alive.
+   */
   read(): Promise<T[] | null>;
   /** Stops reading and frees what the source holds (the upstream connection). */
   cancel(reason?: unknown): Promise<void>;
@@ -26,8 +29,8 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
 
 /**
  * A response body read as UTF-8 text (a character split across deliveries included) and
- * run through `step`: what the step made of each delivery is one batch, and a delivery it
- * made nothing of (half an event, a comment) is read past.
+ * run through `step`: what the step made of each delivery is one batch, empty when it made
+ * nothing of it.
  */
 export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>): BatchSource<T> {
   const reader = body.getReader();
@@ -37,23 +40,20 @@ export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: Strea
   let ended = false;
   return {
     async read() {
-      while (!ended) {
-        const { done, value } = await reader.read();
-        if (done) {
-          ended = true;
-          const tail = decoder.decode();
-          if (tail) step.transform(tail, output);
-          step.flush?.(output);
-        } else {
-          step.transform(decoder.decode(value, { stream: true }), output);
-        }
-        if (batch.length > 0) {
-          const full = batch;
-          batch = [];
-          return full;
-        }
+      if (ended) return null;
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        const tail = decoder.decode();
+        if (tail) step.transform(tail, output);
+        step.flush?.(output);
+        if (batch.length === 0) return null;
+      } else {
+        step.transform(decoder.decode(value, { stream: true }), output);
       }
-      return null;
+      const delivered = batch;
+      batch = [];
+      return delivered;
     },
     cancel(reason) {
       ended = true;

@@ -3,7 +3,7 @@ import type { StepOutput, StreamStep } from "./stream-step.ts";
 
 /**
  * A response body: each batch of `source` rendered by `render` and sent as one write, as
- * soon as it arrives (a batch the renderer holds back entirely sends nothing). One
+ * soon as it arrives (an empty batch, or one the renderer holds back entirely, sends nothing). One
  * ReadableStream for the whole pipeline; a read waits for the client's pull, so a slow
  * client holds the upstream back instead of filling memory.
  */

@@ -302,13 +302,13 @@ describe("large streams", () => {
 describe("readSseBody delivers what each body chunk completed as one batch", () => {
   const enc = new TextEncoder();
 
-  test("a chunk with two events is one batch of two; one that completes nothing is no batch", async () => {
-    const batches = await readBatches([enc.encode("data: a\n\ndata: b\n\n"), enc.encode("data: c"), enc.encode("\n\n")]);
-    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a", "b"], ["c"]]);
+  test("a chunk with two events is one batch of two; one that completes nothing is an empty batch", async () => {
+    const batches = await readBatches([enc.encode("data: a\n\ndata: b\n\n"), enc.encode("data: c"), enc.encode("\n\n"), enc.encode(": keep-alive\n\n")]);
+    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a", "b"], [], ["c"], []]);
   });
 
   test("an event left open when the body ends comes as a last batch", async () => {
     const batches = await readBatches([enc.encode("data: a\n\n"), enc.encode("data: tail")]);
-    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a"], ["tail"]]);
+    expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a"], [], ["tail"]]);
   });
 });

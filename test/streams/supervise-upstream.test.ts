@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { StreamPart } from "../../src/canonical/chat.ts";
 import type { BatchSource } from "../../src/streams/batch-source.ts";
 import { superviseUpstream } from "../../src/streams/supervise-upstream.ts";
+import { readSseBody } from "../../src/streams/sse.ts";
 
 /** A source that answers reads from `script` (a batch, null, a rejection, or never), recording cancels. */
 function scripted(script: (Array<StreamPart[] | null | Error | "never">)) {
@@ -58,5 +59,23 @@ describe("superviseUpstream", () => {
     expect(await supervised.read()).toEqual([{ type: "error", message: "the upstream connection failed mid-stream" }]);
     expect(cancels).toEqual(["upstream connection failed"]);
     expect(await supervised.read()).toBeNull();
+  });
+
+  test("keep-alive comments, which decode to nothing, keep a slow upstream from timing out", async () => {
+    const encoder = new TextEncoder();
+    const deliveries = [": keep-alive\n\n", ": keep-alive\n\n", ": keep-alive\n\n", "data: late\n\n"];
+    let next = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await Bun.sleep(25);
+        if (next < deliveries.length) controller.enqueue(encoder.encode(deliveries[next++]!));
+        else controller.close();
+      },
+    });
+    const parts = readSseBody<StreamPart>(body, { transform: (event, output) => output.enqueue(text(event.data)) });
+    const supervised = superviseUpstream(parts, 60);
+    const seen: StreamPart[] = [];
+    for (let batch = await supervised.read(); batch !== null; batch = await supervised.read()) seen.push(...batch);
+    expect(seen).toEqual([text("late")]);
   });
 });
