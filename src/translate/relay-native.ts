@@ -10,7 +10,7 @@ export interface RelayRules {
   /** The event as the caller receives it, or null to leave it out. */
   render(part: NativePart): string | null;
   /** Whether the event ends the response: it (and anything after it) waits for the stream's end. */
-  ends(part: NativePart): boolean;
+  ends?(part: NativePart): boolean;
   /** Whether the event is the upstream's own error event: relayed as it came, it ends the stream. */
   fails?(part: NativePart): boolean;
   /** This format's event for a failure after the stream began. */
@@ -42,7 +42,7 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
       const text = rules.render(part);
       if (text === null) return;
       if (failed) output.enqueue(text);
-      else if (held !== "" || rules.ends(part)) held += text;
+      else if (held !== "" || rules.ends?.(part)) held += text;
       else output.enqueue(text);
     },
     flush(output) {

@@ -4,6 +4,7 @@ import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { endAtError } from "../end-at-error.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 
@@ -109,7 +110,6 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
   let nextBlock = 0;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
-  let failed = false;
   let started = false;
   const emit = (controller: StepOutput<string>, type: string, data: object) => controller.enqueue(anthropicEvent(type, data));
   const start = (controller: StepOutput<string>, id: string, inputTokens = 0) => {
@@ -132,10 +132,10 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
     if (openBlock) emit(controller, "content_block_stop", { index: openBlock.index });
     openBlock = null;
   };
-  return {
+  return endAtError(anthropicErrorEvent, {
     transform(part, controller) {
-      if (failed || part.type === "native") return;
-      if (part.type !== "start" && part.type !== "error") start(controller, "");
+      if (part.type === "native") return;
+      if (part.type !== "start") start(controller, "");
       switch (part.type) {
         case "start":
           start(controller, part.id, part.inputTokens);
@@ -164,21 +164,16 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
         case "finish":
           finish = part.finishReason;
           break;
-        case "error":
-          failed = true;
-          controller.enqueue(anthropicErrorEvent(part.message));
-          break;
       }
     },
     flush(controller) {
-      if (failed) return;
       start(controller, "");
       closeBlock(controller);
       const final = usageToAnthropic(usage ?? { inputTokens: 0, outputTokens: 0 });
       emit(controller, "message_delta", { delta: { stop_reason: toAnthropicStopReason(finish), stop_sequence: null }, usage: final });
       emit(controller, "message_stop", {});
     },
-  };
+  });
 }
 
 /** One Anthropic event: named by its type, which its data repeats. */

@@ -3,6 +3,7 @@ import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { endAtError } from "../end-at-error.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
 import { contentOfGemini, finishReasonOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
@@ -65,7 +66,6 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
   let id = fallbackId;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
-  let failed = false;
   const pendingCalls = new Map<number, { id: string; name: string; args: string }>();
   const chunk = (parts: Record<string, unknown>[], last?: { finishReason: string; usageMetadata: object }) =>
     formatSseEvent(
@@ -82,9 +82,8 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
     pendingCalls.clear();
     controller.enqueue(chunk(parts));
   };
-  return {
+  return endAtError(formatErrorEvent, {
     transform(part, controller) {
-      if (failed) return;
       switch (part.type) {
         case "start":
           if (part.id) id = part.id;
@@ -107,14 +106,9 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
         case "finish":
           finish = part.finishReason;
           break;
-        case "error":
-          failed = true;
-          controller.enqueue(formatErrorEvent(part.message));
-          break;
       }
     },
     flush(controller) {
-      if (failed) return;
       flushCalls(controller);
       controller.enqueue(
         chunk([{ text: "" }], {
@@ -123,5 +117,5 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
         }),
       );
     },
-  };
+  });
 }

@@ -4,6 +4,7 @@ import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { endAtError } from "../end-at-error.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 
@@ -110,7 +111,6 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
   let id = `chatcmpl-${options.fallbackId}`;
   let created = Math.floor(options.now() / 1000);
   let usage: Usage | null = null;
-  let failed = false;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     formatSseEvent(
       JSON.stringify({
@@ -121,9 +121,8 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
         choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
       }),
     );
-  return {
+  return endAtError(formatErrorEvent, {
     transform(part, controller) {
-      if (failed) return;
       switch (part.type) {
         case "start":
           if (part.id) id = part.id.startsWith("chatcmpl") ? part.id : `chatcmpl-${part.id}`;
@@ -147,19 +146,14 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
         case "usage":
           usage = part.usage;
           break;
-        case "error":
-          failed = true;
-          controller.enqueue(formatErrorEvent(part.message));
-          break;
       }
     },
     flush(controller) {
-      if (failed) return;
       if (options.includeUsage) {
         const body = { id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: usageToOpenAi(usage ?? { inputTokens: 0, outputTokens: 0 }) };
         controller.enqueue(formatSseEvent(JSON.stringify(body)));
       }
       controller.enqueue(OPENAI_STREAM_END);
     },
-  };
+  });
 }

@@ -21,7 +21,6 @@ export function relayOpenAiChunks(model: string, includeUsage: boolean): StreamS
       }
       return nativeEventText(event, body, shown);
     },
-    ends: () => false,
     errorEvent: formatErrorEvent,
     closing: OPENAI_STREAM_END,
   });
