@@ -74,6 +74,30 @@ describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => 
 });
 
 /**
+ * The other side of the same line: an upstream that sent its whole answer (finish reason,
+ * usage, its end event) and then dropped the connection instead of closing the body cleanly.
+ * Nothing is missing, so the caller gets the complete answer with a clean end, and the usage
+ * row says 200 with the upstream's usage: it is billed as the success it was.
+ */
+describe.each(CALLERS.map((c) => [c]))("caller SDK %s, upstream drops the connection after its last event", (caller: CallerName) => {
+  for (const kind of REMOTE_KINDS) {
+    test(`${kind} upstream: the complete answer ends cleanly and is billed as a success`, async () => {
+      world.upstreams[kind].setBehavior({ streamEnd: "abort" });
+      const before = await world.gw.admin("GET", "/v1/admin/usage?limit=1");
+      const { text, error } = await streamUntilError(caller, MODELS[kind]);
+      expect(error).toBeNull();
+      expect(text).toBe(expectedOf(kind, "stream").text);
+      const after = await world.gw.admin("GET", "/v1/admin/usage?limit=1");
+      expect(after.body.total).toBe(before.body.total + 1);
+      const [row] = after.body.usage;
+      expect(row.status).toBe(200);
+      expect(row.prompt_tokens).toBe(expectedOf(kind, "stream").inputTokens);
+      expect(row.completion_tokens).toBe(expectedOf(kind, "stream").outputTokens);
+    });
+  }
+});
+
+/**
  * An upstream that sends a bad event and then keeps its stream open: the caller's stream
  * must end right after the error event (not when the upstream finally closes, or at the idle
  * timeout), the upstream connection must be closed, and the usage row says 502.

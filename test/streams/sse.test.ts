@@ -311,4 +311,24 @@ describe("readSseBody delivers what each body chunk completed as one batch", () 
     const batches = await readBatches([enc.encode("data: a\n\n"), enc.encode("data: tail")]);
     expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a"], [], ["tail"]]);
   });
+
+  test("a connection that breaks ends the body like a close, and the decoder's flush has the last word", async () => {
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return controller.error(new TypeError("connection reset"));
+        sent = true;
+        controller.enqueue(enc.encode("data: a\n\ndata: half-"));
+      },
+    });
+    // The decoder stands in for a chat decoder: at the end it says whether the stream was whole.
+    const source = readSseBody<string>(body, {
+      transform: (event, output) => output.enqueue(event.data),
+      flush: (output) => output.enqueue("flushed"),
+    });
+    expect(await source.read()).toEqual(["a"]);
+    // As at a clean close: the event left open comes out, then the decoder's flush.
+    expect(await source.read()).toEqual(["half-", "flushed"]);
+    expect(await source.read()).toBeNull();
+  });
 });
