@@ -55,10 +55,8 @@ export class ChatDispatcher {
       onEnd: (end) => {
         served.release();
         return meter.finish({
-          // A stream the upstream broke is its failure even when the client hung up after the error
-          // event. A client that hung up also aborts the upstream read, which can end the parts
-          // before the client's cancel arrives: the stream then looks whole, and is still the 499.
-          status: failed || end === "failed" ? 502 : end === "cancelled" || signal.aborted ? 499 : 200,
+          // A stream the upstream broke is its failure even when the client hung up after the error event.
+          status: failed || end === "failed" ? 502 : end === "cancelled" ? 499 : 200,
           // Without reported usage, what was streamed is counted (about 4 characters a token).
           usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(streamedText) },
           channelId: served.channel.id,
