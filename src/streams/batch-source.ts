@@ -27,18 +27,20 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
   };
 }
 
-/** What a failed read counts as: the end of the body (see readThroughStep). */
+/** What a read that the upstream broke counts as: the end of the body (see readThroughStep). */
 const CONNECTION_BROKEN = { done: true, value: undefined } as const;
 
 /**
  * A response body read as UTF-8 text (a character split across deliveries included) and
  * run through `step`: what the step made of each delivery is one batch, empty when it made
- * nothing of it. A connection that breaks ends the body as a close does, and the step's
- * flush decides what that means: only the step knows whether what came was whole (an
+ * nothing of it. A connection the upstream breaks ends the body as a close does, and the
+ * step's flush decides what that means: only the step knows whether what came was whole (an
  * upstream that sent its last event and then reset the connection lost nothing), and a
- * decoder reports a stream cut short as an error part either way.
+ * decoder reports a stream cut short as an error part either way. A read that failed because
+ * `aborted` fired (the caller left, the deadline passed) is the gateway's own doing, not an
+ * end of the body: it rejects.
  */
-export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>): BatchSource<T> {
+export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>, aborted: AbortSignal): BatchSource<T> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let batch: T[] = [];
@@ -47,7 +49,10 @@ export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: Strea
   return {
     async read() {
       if (ended) return null;
-      const { done, value } = await reader.read().catch(() => CONNECTION_BROKEN);
+      const { done, value } = await reader.read().catch((error: unknown) => {
+        if (aborted.aborted) throw error;
+        return CONNECTION_BROKEN;
+      });
       if (done) {
         ended = true;
         const tail = decoder.decode();

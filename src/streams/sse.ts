@@ -74,8 +74,8 @@ export function sseParserStep(): StreamStep<string, SseEvent> {
 }
 
 /** An upstream's event stream: its body parsed as SSE and decoded by `decode`, a batch per delivery. */
-export function readSseBody<T>(body: ReadableStream<Uint8Array>, decode: StreamStep<SseEvent, T>): BatchSource<T> {
-  return readThroughStep(body, chainSteps(sseParserStep(), decode));
+export function readSseBody<T>(body: ReadableStream<Uint8Array>, decode: StreamStep<SseEvent, T>, aborted: AbortSignal): BatchSource<T> {
+  return readThroughStep(body, chainSteps(sseParserStep(), decode), aborted);
 }
 
 /** The spec's error body as one SSE event: how a stream that already began reports a failure. */

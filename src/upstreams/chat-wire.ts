@@ -34,5 +34,5 @@ export async function readChatResponse<S extends v.GenericSchema>(
 export function readChatStream<S extends v.GenericSchema>(response: Response, wire: ChatWire<S>, request: ChatRequest, call: UpstreamCall): ChatStream {
   if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
   const native = request.native?.format === wire.format;
-  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native)), native };
+  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native), call.signal), native };
 }

@@ -35,7 +35,7 @@ async function readBatches(chunks: readonly Uint8Array[]): Promise<SseEvent[][]>
       else controller.close();
     },
   });
-  const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) });
+  const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) }, new AbortController().signal);
   const batches: SseEvent[][] = [];
   for (let batch = await source.read(); batch !== null; batch = await source.read()) batches.push(batch);
   return batches;
@@ -312,23 +312,35 @@ describe("readSseBody delivers what each body chunk completed as one batch", () 
     expect(batches.map((batch) => batch.map((event) => event.data))).toEqual([["a"], [], ["tail"]]);
   });
 
-  test("a connection that breaks ends the body like a close, and the decoder's flush has the last word", async () => {
+  /** A body that delivers one event and half of another, then fails its next read with `error`. */
+  function breakingBody(error: unknown): ReadableStream<Uint8Array> {
     let sent = false;
-    const body = new ReadableStream<Uint8Array>({
+    return new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (sent) return controller.error(new TypeError("connection reset"));
+        if (sent) return controller.error(error);
         sent = true;
         controller.enqueue(enc.encode("data: a\n\ndata: half-"));
       },
     });
-    // The decoder stands in for a chat decoder: at the end it says whether the stream was whole.
-    const source = readSseBody<string>(body, {
-      transform: (event, output) => output.enqueue(event.data),
-      flush: (output) => output.enqueue("flushed"),
-    });
+  }
+
+  // The decoder stands in for a chat decoder: at the end it says whether the stream was whole.
+  const flushing = { transform: (event: SseEvent, output: { enqueue(item: string): void }) => output.enqueue(event.data), flush: (output: { enqueue(item: string): void }) => output.enqueue("flushed") };
+
+  test("a connection the upstream breaks ends the body like a close, and the decoder's flush has the last word", async () => {
+    const source = readSseBody<string>(breakingBody(new TypeError("connection reset")), flushing, new AbortController().signal);
     expect(await source.read()).toEqual(["a"]);
     // As at a clean close: the event left open comes out, then the decoder's flush.
     expect(await source.read()).toEqual(["half-", "flushed"]);
     expect(await source.read()).toBeNull();
+  });
+
+  test("a read that failed because the gateway aborted it (client gone, deadline) rejects, without a flush", async () => {
+    const abort = new AbortController();
+    const reason = new DOMException("the request's deadline passed", "TimeoutError");
+    const source = readSseBody<string>(breakingBody(reason), flushing, abort.signal);
+    expect(await source.read()).toEqual(["a"]);
+    abort.abort(reason);
+    await expect(source.read()).rejects.toBe(reason);
   });
 });

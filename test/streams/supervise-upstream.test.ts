@@ -72,7 +72,7 @@ describe("superviseUpstream", () => {
         else controller.close();
       },
     });
-    const parts = readSseBody<StreamPart>(body, { transform: (event, output) => output.enqueue(text(event.data)) });
+    const parts = readSseBody<StreamPart>(body, { transform: (event, output) => output.enqueue(text(event.data)) }, new AbortController().signal);
     const supervised = superviseUpstream(parts, 60);
     const seen: StreamPart[] = [];
     for (let batch = await supervised.read(); batch !== null; batch = await supervised.read()) seen.push(...batch);
