@@ -292,7 +292,7 @@ async function installGateway(dir: string): Promise<Install> {
   const executable = join(dir, "gateway");
   copyFileSync(join(REPO, "dist/gateway"), executable);
   chmodSync(executable, 0o755);
-  const first = await startGatewayAt(executable, dir, join(dir, "first-start.db"));
+  const first = await startGateway(executable, dir, join(dir, "first-start.db"));
   const freshStartMb = await settledRssMb(first.process.pid);
   first.process.kill("SIGTERM");
   await first.process.exited;
@@ -318,12 +318,8 @@ function dropFromPageCache(path: string): boolean {
   return Bun.spawnSync(["dd", `if=${path}`, "iflag=nocache", "count=0", "status=none"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
 }
 
-/** Starts the installed gateway on a fresh database in `dir` with a known management key. */
-function startGateway(install: Install, dir: string): Promise<Server> {
-  return startGatewayAt(install.executable, dir, join(dir, "bench.db"));
-}
-
-async function startGatewayAt(executable: string, dir: string, database: string): Promise<Server> {
+/** Starts `executable` on the database file `database`, TMPDIR `dir` and a known management key. */
+async function startGateway(executable: string, dir: string, database: string): Promise<Server> {
   const child = spawnChild([executable], {
     PORT: "0",
     HOST: "127.0.0.1",
@@ -906,7 +902,7 @@ async function runBench(settings: BenchSettings): Promise<BenchResult> {
   if (!settings.skipBuild) await buildGateway();
   const upstream = await startUpstream(settings);
   const install = await installGateway(dir);
-  const gateway = await startGateway(install, dir);
+  const gateway = await startGateway(install.executable, dir, join(dir, "bench.db"));
   const startMb = await settledRssMb(gateway.process.pid);
   progress(`upstream on :${upstream.port}, gateway on :${gateway.port} (pid ${gateway.process.pid})`);
   const apiKey = await setUpAccount(gateway.port, upstream.port);

@@ -4,9 +4,11 @@ import type { BatchSource } from "./batch-source.ts";
 /**
  * Watches an upstream's parts source so a broken stream ends at once and frees its
  * connection: silence longer than `idleMs` between two deliveries (a keep-alive comment, a
- * ping or a thinking delta that decodes to nothing still counts as a delivery), a failed
- * connection, or an error part the decoder produced (a malformed event, an upstream error
- * event) each end the source after that error, and cancel the upstream read.
+ * ping or a thinking delta that decodes to nothing still counts as a delivery), a read that
+ * rejected (the gateway aborted it, or a step threw; a connection the upstream broke ends the
+ * body instead, see readThroughStep), or an error part the decoder produced (a malformed
+ * event, an upstream error event, a stream cut short) each end the source after that error,
+ * and cancel the upstream read.
  */
 export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: number): BatchSource<StreamPart> {
   let done = false;

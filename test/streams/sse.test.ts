@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { formatSseEvent, readSseBody, sseParserStep, type SseEvent } from "../../src/streams/sse.ts";
+import type { StreamStep } from "../../src/streams/stream-step.ts";
 
 /** Feeds text chunks through the parser step (as a TransformStream) and collects the events. */
 async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
@@ -325,7 +326,7 @@ describe("readSseBody delivers what each body chunk completed as one batch", () 
   }
 
   // The decoder stands in for a chat decoder: at the end it says whether the stream was whole.
-  const flushing = { transform: (event: SseEvent, output: { enqueue(item: string): void }) => output.enqueue(event.data), flush: (output: { enqueue(item: string): void }) => output.enqueue("flushed") };
+  const flushing: StreamStep<SseEvent, string> = { transform: (event, output) => output.enqueue(event.data), flush: (output) => output.enqueue("flushed") };
 
   test("a connection the upstream breaks ends the body like a close, and the decoder's flush has the last word", async () => {
     const source = readSseBody<string>(breakingBody(new TypeError("connection reset")), flushing, new AbortController().signal);
