@@ -9,6 +9,8 @@ export const SETTLE_BALANCE =
   "UPDATE users SET balance_micros = balance_micros + ?, total_spent_micros = total_spent_micros + ?, updated_at = ? WHERE id = ?";
 export const INSERT_LEDGER =
   "INSERT INTO ledger (user_id, kind, amount_micros, balance_after_micros, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)";
+/** A leased request's two ledger rows, its hold and then its settlement: one statement instead of two. */
+export const INSERT_LEDGER_PAIR = `${INSERT_LEDGER}, (?, ?, ?, ?, ?, ?)`;
 export const INSERT_HOLD = "INSERT INTO holds (id, user_id, amount_micros, instance_id, created_at) VALUES (?, ?, ?, ?, ?)";
 export const DELETE_HOLD = "DELETE FROM holds WHERE id = ?";
 export const INSERT_USAGE =

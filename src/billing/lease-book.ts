@@ -93,14 +93,24 @@ export class LeaseBook {
    * A finished request (already `release`d) spent funds of the lease: its hold of
    * `holdMicros` leaves the reservation (what it did not cost goes back to the balance), and a
    * cost above the hold is taken from the lease's free part while there is one, so the
-   * reservation never exceeds what the balance still backs. The row goes when nothing is left.
+   * reservation never exceeds what the balance still backs. Only in memory; returns the amount
+   * taken, which `writeSpent` must write in the same write job, summed per account, so that a
+   * batch of requests costs one statement per account.
    */
-  spend(sql: SyncSql, userId: string, holdMicros: number, costMicros: number, journal: Journal): void {
+  spend(userId: string, holdMicros: number, costMicros: number, journal: Journal): number {
     const lease = this.#leases.get(userId);
-    if (!lease) return;
+    if (!lease) return 0;
     const free = lease.reserved - lease.drawn - holdMicros;
     const amount = holdMicros + Math.max(0, Math.min(costMicros - holdMicros, free));
-    this.#shrink(sql, userId, lease, amount, journal);
+    lease.reserved -= amount;
+    journal.push(() => (lease.reserved += amount));
+    return amount;
+  }
+
+  /** Writes `micros` that `spend` took off the account's lease; a lease with nothing left loses its row. */
+  writeSpent(sql: SyncSql, userId: string, micros: number, journal: Journal): void {
+    const lease = this.#leases.get(userId);
+    if (lease && micros > 0) this.#writeShrink(sql, userId, lease, micros, journal);
   }
 
   /**
@@ -144,6 +154,11 @@ export class LeaseBook {
   #shrink(sql: SyncSql, userId: string, lease: Lease, amount: number, journal: Journal): void {
     lease.reserved -= amount;
     journal.push(() => (lease.reserved += amount));
+    this.#writeShrink(sql, userId, lease, amount, journal);
+  }
+
+  /** Writes a shrink by `amount` that `lease` (in memory) already has; deletes the row and forgets the lease when nothing is left. */
+  #writeShrink(sql: SyncSql, userId: string, lease: Lease, amount: number, journal: Journal): void {
     if (lease.reserved > 0 || lease.drawn > 0) {
       sql.run(SHRINK_LEASE, [amount, this.now(), userId, this.instanceId()]);
       return;

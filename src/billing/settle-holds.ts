@@ -1,6 +1,6 @@
 import type { SyncSql } from "../db/sync-sql.ts";
 import type { Journal } from "../db/write-turn.ts";
-import { DELETE_HOLD, INSERT_LEDGER, SELECT_BALANCE, SETTLE_BALANCE } from "./billing-sql.ts";
+import { DELETE_HOLD, INSERT_LEDGER, INSERT_LEDGER_PAIR, SELECT_BALANCE, SETTLE_BALANCE } from "./billing-sql.ts";
 import type { Hold } from "./hold-batcher.ts";
 import type { LeaseBook } from "./lease-book.ts";
 
@@ -20,12 +20,13 @@ export interface Settlement {
  * exact cost in one ledger row (`settle`, or `refund` when it cost nothing), the account
  * moves by the sum, and hold rows are deleted. A hold drawn on this instance's lease never
  * reached the ledger, so its `hold` row is written here, just before the settlement, and the
- * lease gives up what the request held (LeaseBook.spend). A cost above the hold is still
- * charged (the documented overdraft); the balance may then go negative and the next hold fails.
+ * lease gives up what the request held (LeaseBook.spend; its row is written once per account
+ * per batch, as is the balance). A cost above the hold is still charged (the documented
+ * overdraft); the balance may then go negative and the next hold fails.
  */
 export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], leases: LeaseBook, journal: Journal): void {
   const balance = new Map<string, number | undefined>();
-  const delta = new Map<string, { amount: number; spent: number; at: number }>();
+  const delta = new Map<string, { amount: number; spent: number; at: number; leaseSpent: number }>();
   for (const s of settlements) {
     let held = s.hold?.micros ?? 0;
     if (s.hold?.leased) leases.release(s.userId, held);
@@ -33,12 +34,13 @@ export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], le
     if (!balance.has(s.userId)) balance.set(s.userId, sql.get<{ balance_micros: number }>(SELECT_BALANCE, [s.userId])?.balance_micros);
     let current = balance.get(s.userId);
     if (current === undefined) continue;
-    const sum = delta.get(s.userId) ?? { amount: 0, spent: 0, at: 0 };
+    const sum = delta.get(s.userId) ?? { amount: 0, spent: 0, at: 0, leaseSpent: 0 };
+    let holdRow: unknown[] | null = null;
     if (s.hold?.leased) {
       current -= held;
       sum.amount -= held;
-      sql.run(INSERT_LEDGER, [s.userId, "hold", -held, current, s.requestId, s.startedAt]);
-      leases.spend(sql, s.userId, held, s.costMicros, journal);
+      holdRow = [s.userId, "hold", -held, current, s.requestId, s.startedAt];
+      sum.leaseSpent += leases.spend(s.userId, held, s.costMicros, journal);
     } else if (held > 0 && sql.run(DELETE_HOLD, [s.requestId]) === 0) {
       // Refunded already: another instance took this one for dead. Only the cost is charged.
       held = 0;
@@ -46,8 +48,13 @@ export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], le
     const amount = held - s.costMicros;
     current += amount;
     balance.set(s.userId, current);
-    delta.set(s.userId, { amount: sum.amount + amount, spent: sum.spent + s.costMicros, at: Math.max(sum.at, s.at) });
-    sql.run(INSERT_LEDGER, [s.userId, s.costMicros === 0 ? "refund" : "settle", amount, current, s.requestId, s.at]);
+    delta.set(s.userId, { amount: sum.amount + amount, spent: sum.spent + s.costMicros, at: Math.max(sum.at, s.at), leaseSpent: sum.leaseSpent });
+    const settleRow = [s.userId, s.costMicros === 0 ? "refund" : "settle", amount, current, s.requestId, s.at];
+    if (holdRow) sql.run(INSERT_LEDGER_PAIR, [...holdRow, ...settleRow]);
+    else sql.run(INSERT_LEDGER, settleRow);
   }
-  for (const [userId, sum] of delta) sql.run(SETTLE_BALANCE, [sum.amount, sum.spent, sum.at, userId]);
+  for (const [userId, sum] of delta) {
+    leases.writeSpent(sql, userId, sum.leaseSpent, journal);
+    sql.run(SETTLE_BALANCE, [sum.amount, sum.spent, sum.at, userId]);
+  }
 }

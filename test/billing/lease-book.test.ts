@@ -55,7 +55,9 @@ test("a closed lease whose settlement failed to commit has free funds again, and
   expect(leaseRow()).toEqual({ amount_micros: 100, open: 0 });
   // The other settles: nothing is left and the row goes.
   leases.release("u1", 100);
-  leases.spend(database.sql, "u1", 100, 100, []);
+  expect(leases.spend("u1", 100, 100, [])).toBe(100);
+  expect(leaseRow()).toEqual({ amount_micros: 100, open: 0 });
+  leases.writeSpent(database.sql, "u1", 100, []);
   expect(leaseRow()).toBeUndefined();
 });
 
@@ -73,4 +75,30 @@ test("a hold row another instance already refunded is not credited again when it
   settleHolds(database.sql, [{ userId: "u1", requestId: "req_1", hold: { micros: 100, leased: false }, costMicros: 60, startedAt: 1, at: 3 }], leases, []);
   expect(balance()).toBe(940);
   expect(ledgerSum()).toBe(940);
+});
+
+test("a batch of leased requests of one account: each gets its hold and settle rows in order, and the lease row ends short by what they spent", async () => {
+  const leases = new LeaseBook(() => "inst_a", () => now);
+  leases.extend(database.sql, "u1", 600, []);
+  for (let i = 0; i < 3; i++) expect(leases.draw("u1", 100)).toBe(true);
+  const settled = (n: number, costMicros: number) => ({ userId: "u1", requestId: `req_${n}`, hold: { micros: 100, leased: true }, costMicros, startedAt: n, at: n + 10 });
+  // The third costs more than it held: the excess comes from the lease's free part too.
+  settleHolds(database.sql, [settled(1, 60), settled(2, 100), settled(3, 150)], leases, []);
+  expect(leaseRow()).toEqual({ amount_micros: 600 - 100 - 100 - 150, open: 1 });
+  expect(balance()).toBe(1000 - 310);
+  expect(ledgerSum()).toBe(balance());
+  const rows = await database.db
+    .selectFrom("ledger")
+    .select(["kind", "amount_micros", "balance_after_micros", "reference"])
+    .where("kind", "!=", "topup")
+    .orderBy("id")
+    .execute();
+  expect(rows).toEqual([
+    { kind: "hold", amount_micros: -100, balance_after_micros: 900, reference: "req_1" },
+    { kind: "settle", amount_micros: 40, balance_after_micros: 940, reference: "req_1" },
+    { kind: "hold", amount_micros: -100, balance_after_micros: 840, reference: "req_2" },
+    { kind: "settle", amount_micros: 0, balance_after_micros: 840, reference: "req_2" },
+    { kind: "hold", amount_micros: -100, balance_after_micros: 740, reference: "req_3" },
+    { kind: "settle", amount_micros: -50, balance_after_micros: 690, reference: "req_3" },
+  ]);
 });
