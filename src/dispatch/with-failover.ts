@@ -1,7 +1,7 @@
 import type { Channel } from "../channels/channel.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
-import type { ChannelBreaker } from "./channel-breaker.ts";
+import type { ChannelBreaker, ChannelPause } from "./channel-breaker.ts";
 
 /** The outcome of a call that some channel served. */
 export interface Served<T> {
@@ -71,10 +71,26 @@ export async function withFailover<T>(
         breaker.released(channel.id);
         throw error.toGatewayError();
       }
-      breaker.failed(channel.id);
+      if (error.upstreamStatus === 429) breaker.throttled(channel.id, error.retryAfterSeconds);
+      else breaker.failed(channel.id);
     }
   }
   if (last) throw last.toGatewayError();
   if (signal.aborted) throw new GatewayError(504, "The request's deadline passed before an upstream answered");
-  throw new GatewayError(503, "Every channel for this model is cooling down after failures; retry shortly");
+  throw everyChannelPaused(channels, breaker);
+}
+
+/**
+ * The caller's error when the breaker skipped every channel: 429 when the one that frees up
+ * first was rate limited by its upstream, else 503; either with Retry-After for that moment.
+ */
+function everyChannelPaused(channels: readonly Channel[], breaker: ChannelBreaker): GatewayError {
+  let first: ChannelPause | null = null;
+  for (const channel of channels) {
+    const pause = breaker.pauseOf(channel.id);
+    if (pause && (!first || pause.remainingMs < first.remainingMs)) first = pause;
+  }
+  const headers = first ? { "retry-after": String(Math.max(1, Math.ceil(first.remainingMs / 1000))) } : undefined;
+  if (first?.reason === "throttled") return new GatewayError(429, "The upstream is rate limiting this model; retry later", headers);
+  return new GatewayError(503, "Every channel for this model is cooling down after failures; retry shortly", headers);
 }

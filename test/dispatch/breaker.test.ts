@@ -85,7 +85,56 @@ test("when every channel of a model is cooling, the caller gets 503 unavailable"
   for (let i = 0; i < 3; i++) expect((await ask()).status).toBe(502);
   const response = await ask();
   expect(response.status).toBe(503);
+  expect(response.headers.get("retry-after")).toBe("30");
   expect((await response.json()).error.type).toBe("unavailable");
+});
+
+test("an upstream 429 pauses the channel for its Retry-After, without cooling it", async () => {
+  const limited = await startOpenAiUpstream({ status: 429, headers: { "retry-after": "2" } });
+  const created = await gw.admin("POST", "/v1/admin/channels", { name: "limited", type: "openai", base_url: limited.url, models: ["rl"] });
+  const ask = () =>
+    gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "rl", messages: [{ role: "user", content: "hi" }] }) });
+  for (let i = 0; i < 4; i++) {
+    const response = await ask();
+    expect(response.status).toBe(429);
+    expect(response.headers.get("retry-after")).toBe("2");
+    expect((await response.json()).error.type).toBe("rate_limit_error");
+  }
+  // Only the first reached the upstream; the others waited out its Retry-After at the gateway.
+  expect(limited.requests.length).toBe(1);
+  const list = await gw.admin("GET", "/v1/admin/channels");
+  expect(list.body.channels.find((c: { id: string }) => c.id === created.body.id).status).toBe("active");
+
+  clock += 1_000;
+  const halfway = await ask();
+  expect(halfway.headers.get("retry-after")).toBe("1");
+  limited.setBehavior({ status: 200 });
+  clock += 1_001;
+  expect((await ask()).status).toBe(200);
+  expect(limited.requests.length).toBe(2);
+  await limited.close();
+});
+
+test("while a channel is paused by a 429, requests go to the next one, and come back after the pause", async () => {
+  const limited = await startOpenAiUpstream({ status: 429 });
+  const spare = await startOpenAiUpstream();
+  const first = await gw.admin("POST", "/v1/admin/channels", { name: "first", type: "openai", base_url: limited.url, models: ["pair"], priority: 10 });
+  await gw.admin("POST", "/v1/admin/channels", { name: "spare", type: "openai", base_url: spare.url, models: ["pair"], priority: 0 });
+  const ask = () =>
+    gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "pair", messages: [{ role: "user", content: "hi" }] }) });
+  const failedOver = await ask();
+  expect(failedOver.status).toBe(200);
+  expect(failedOver.headers.get("x-gateway-attempts")).toBe("2");
+  const skipped = await ask();
+  expect(skipped.headers.get("x-gateway-attempts")).toBe("1");
+  expect(limited.requests.length).toBe(1);
+  // No Retry-After from the upstream: a pause of 1 s.
+  limited.setBehavior({ status: 200 });
+  clock += 1_001;
+  const back = await ask();
+  expect(back.headers.get("x-gateway-channel")).toBe(first.body.id);
+  await limited.close();
+  await spare.close();
 });
 
 test("clients that hang up before the first byte do not count against the channel", async () => {

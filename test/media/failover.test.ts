@@ -23,6 +23,8 @@ import {
  */
 
 let gw: TestGateway;
+/** The gateway's clock: a 429 pauses a channel for its Retry-After, which the tests step past. */
+let clock = Date.now();
 /** `primary` backs the high-priority channels, `backup` the low-priority ones. */
 let primary: MediaUpstream;
 let backup: MediaUpstream;
@@ -46,7 +48,7 @@ beforeAll(async () => {
   primary = startOpenAiMediaUpstream();
   backup = startOpenAiMediaUpstream();
   // The breaker would cool a channel after three failures; each test here should see its own.
-  gw = await startTestGateway({ env: { GATEWAY_BREAKER_FAILURES: "1000" } });
+  gw = await startTestGateway({ now: () => clock, env: { GATEWAY_BREAKER_FAILURES: "1000" } });
   const dead = await closedPortUrl();
   for (const family of FAMILIES) {
     const model = `fo-${family}`;
@@ -98,6 +100,16 @@ describe.each(FAMILIES)("%s", (family) => {
     const response = await CALL[family](`fo-${family}`);
     expect(primary.requests).toHaveLength(1);
     await expectServedBySecond(family, response);
+    // For its Retry-After the first channel is skipped, then used again.
+    const paused = await CALL[family](`fo-${family}`);
+    expect(paused.headers.get("x-gateway-attempts")).toBe("1");
+    expect(paused.headers.get("x-gateway-channel")).toBe(ids[family].second);
+    await paused.arrayBuffer();
+    clock += 3_001;
+    const back = await CALL[family](`fo-${family}`);
+    expect(back.headers.get("x-gateway-channel")).toBe(ids[family].first);
+    await back.arrayBuffer();
+    expect(primary.requests).toHaveLength(2);
   });
 
   test("the first channel's port is closed: served by the second", async () => {
