@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../lib/logger.ts";
 import { errorBody, GatewayError, type ErrorStatus } from "./gateway-error.ts";
+import { requestIdHeaders } from "../middleware/request-id.ts";
 
 /**
  * The one place errors become responses, in the spec's shape. A GatewayError's message is
@@ -24,6 +25,6 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
   const requestId = c.get("requestId") as string | undefined;
   return new Response(JSON.stringify(errorBody(gatewayError.status, gatewayError.message)), {
     status: gatewayError.status,
-    headers: { "content-type": "application/json", ...gatewayError.headers, ...(requestId ? { "x-request-id": requestId } : {}) },
+    headers: { "content-type": "application/json", ...gatewayError.headers, ...(requestId ? requestIdHeaders(requestId) : {}) },
   });
 }

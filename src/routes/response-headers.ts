@@ -1,4 +1,5 @@
 import type { Served } from "../dispatch/with-failover.ts";
+import { requestIdHeaders } from "../middleware/request-id.ts";
 
 /** Headers of a Server-Sent Events response that proxies must not buffer. */
 export const SSE_HEADERS = {
@@ -23,7 +24,7 @@ export interface ModelResponseMeta {
 export function modelResponse(body: BodyInit, headers: Record<string, string>, meta: ModelResponseMeta): Response {
   return new Response(body, {
     status: 200,
-    headers: { ...headers, ...meta.rateLimitHeaders, ...servedHeaders(meta.served), "x-request-id": meta.requestId },
+    headers: { ...headers, ...meta.rateLimitHeaders, ...servedHeaders(meta.served), ...requestIdHeaders(meta.requestId) },
   });
 }
 

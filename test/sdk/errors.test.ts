@@ -212,3 +212,19 @@ describe("an upstream 401 (the channel's key) is the caller's 502, never 401", (
     expectSdkError(caller as CallerName, error, 502, "upstream_error");
   });
 });
+
+describe("request ids the SDKs expose", () => {
+  test("the Anthropic SDK reads the request id (request-id) of a message and of an error", async () => {
+    const client = anthropicClient(world.gw, world.key);
+    const message = await client.messages.create({ model: MODELS.mock, max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(message._request_id).toMatch(/^req/);
+    const error = await rejectionOf(client.messages.create({ model: "no-such-model", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }));
+    expect(error).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).requestID).toMatch(/^req/);
+  });
+
+  test("the OpenAI SDK reads the same id (x-request-id)", async () => {
+    const completion = await openAiClient(world.gw, world.key).chat.completions.create({ model: MODELS.mock, messages: [{ role: "user", content: "hi" }] });
+    expect(completion._request_id).toMatch(/^req/);
+  });
+});
