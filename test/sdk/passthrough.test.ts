@@ -72,6 +72,20 @@ describe("the same rule for the other two formats", () => {
     expect(body.x_custom).toBe(1);
   });
 
+  test("openai caller -> openai upstream: max_completion_tokens is sent without a max_tokens, which reasoning models refuse", async () => {
+    await world.openai.chat.completions.create({ model: MODELS.openai, max_completion_tokens: 256, temperature: 1, messages: [{ role: "user", content: "Hello" }] });
+    const body = onlyRequest(world, "openai").body;
+    expect(body.max_completion_tokens).toBe(256);
+    expect("max_tokens" in body).toBe(false);
+    expect(body.temperature).toBe(1);
+  });
+
+  test("openai caller -> openai upstream: a caller who sends both limits gets both as sent", async () => {
+    await world.openai.chat.completions.create({ model: MODELS.openai, max_completion_tokens: 256, max_tokens: 100, messages: [{ role: "user", content: "Hello" }] });
+    const body = onlyRequest(world, "openai").body;
+    expect([body.max_completion_tokens, body.max_tokens]).toEqual([256, 100]);
+  });
+
   test("genai caller -> gemini upstream: safetySettings survive", async () => {
     const safetySettings = [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_ONLY_HIGH" }];
     await world.genai.models.generateContent({

@@ -23,6 +23,9 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
   const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, call.warnings);
   if (request.native?.format !== "openai") return body;
   const merged: Record<string, unknown> = { ...body, ...request.native.body, model: call.upstreamModel };
+  // The translation names the limit max_tokens, which reasoning models (o-series, gpt-5)
+  // refuse; a caller who named it max_completion_tokens gets only that name.
+  if (request.native.body.max_completion_tokens != null && request.native.body.max_tokens == null) delete merged.max_tokens;
   if (stream) merged.stream_options = { ...(request.native.body.stream_options as object | undefined), include_usage: true };
   return merged;
 }
