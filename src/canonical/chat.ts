@@ -41,14 +41,33 @@ export interface SamplingParams {
 /** The wire formats the gateway speaks on both sides. */
 export type WireFormat = "openai" | "anthropic" | "gemini";
 
+/**
+ * Caller content the canonical form does not carry (thinking blocks, documents, audio, server
+ * tools...). An upstream of the caller's format receives it in the native body. For any other
+ * upstream, `replay` items (a provider's record of its own earlier output, meaningless to
+ * another) are left out with a warning, and `input` items, whose loss would change what the
+ * model is asked, refuse the request. Each item says where it was and what it is, e.g.
+ * `messages[1].content[0] (thinking)`.
+ */
+export interface Untranslated {
+  replay: string[];
+  input: string[];
+}
+
+/** The caller's own request, for an upstream that speaks its format. */
+export interface NativeRequest {
+  format: WireFormat;
+  /** Sent as it is (model remapped), so fields the gateway does not know survive. */
+  body: Record<string, unknown>;
+  untranslated?: Untranslated;
+  /** Caller headers that a same-format upstream should see too (Anthropic's `anthropic-beta`). */
+  headers?: Record<string, string>;
+}
+
 export interface ChatRequest {
   /** The public model ID the caller asked for. */
   model: string;
-  /**
-   * The caller's own body and its format. An upstream of the same format receives this body
-   * (model remapped), so fields the gateway does not know survive.
-   */
-  native?: { format: WireFormat; body: Record<string, unknown> };
+  native?: NativeRequest;
   messages: ChatMessage[];
   params: SamplingParams;
   tools?: ToolDefinition[];

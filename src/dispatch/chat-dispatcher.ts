@@ -8,6 +8,8 @@ import type { Served } from "./with-failover.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
+import type { Channel } from "../channels/channel.ts";
+import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
@@ -66,14 +68,30 @@ export class ChatDispatcher {
     return { ...served, value: { parts, native: served.value.native } };
   }
 
+  /**
+   * Runs the request on the model's chat channels. Content only the caller's format carries
+   * keeps it to channels of that format (400 when the model has none); other channels are
+   * told, in the warnings, what replayed content they are sent without.
+   */
   #serve<T>(
     request: ChatRequest,
     signal: AbortSignal,
     run: (adapter: ChatAdapter, call: UpstreamCall) => Promise<T>,
   ): Promise<ServedCall<T>> {
-    return serveThroughChannels(this.deps, request.model, (channel) => CHAT_ADAPTERS[channel.type] !== undefined, signal, (channel, call) =>
-      run(CHAT_ADAPTERS[channel.type]!, call),
-    );
+    const callerFormatOnly = needsCallerFormat(request);
+    const canServe = (channel: Channel) => {
+      const adapter = CHAT_ADAPTERS[channel.type];
+      return adapter !== undefined && (!callerFormatOnly || speaksCallerFormat(request, adapter));
+    };
+    if (callerFormatOnly) {
+      const candidates = this.deps.channels.candidatesFor(request.model);
+      if (candidates.some((channel) => CHAT_ADAPTERS[channel.type]) && !candidates.some(canServe)) throw untranslatableError(request);
+    }
+    return serveThroughChannels(this.deps, request.model, canServe, signal, (channel, call) => {
+      const adapter = CHAT_ADAPTERS[channel.type]!;
+      if (!speaksCallerFormat(request, adapter)) warnLeftOut(request, call.warnings);
+      return run(adapter, call);
+    });
   }
 }
 

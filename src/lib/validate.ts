@@ -11,8 +11,24 @@ function pathOf(issue: v.BaseIssue<unknown>): string {
   return path;
 }
 
+/**
+ * The issue to report: for a value that matched none of a union's options, the deepest issue
+ * inside them, when one option got further than the union's own level (an array of blocks
+ * with one bad block says which field of which block, not just "string or array").
+ */
+function mostSpecific(issue: v.BaseIssue<unknown>): v.BaseIssue<unknown> {
+  if (issue.type !== "union" || !issue.issues) return issue;
+  let deepest: v.BaseIssue<unknown> | null = null;
+  for (const inner of issue.issues.map(mostSpecific)) {
+    // Paths inside the options start at the union's value.
+    if ((inner.path?.length ?? 0) > (deepest?.path?.length ?? 0)) deepest = inner;
+  }
+  return deepest ? { ...deepest, path: [...(issue.path ?? []), ...deepest.path!] as typeof issue.path } : issue;
+}
+
 /** A one-line message naming the offending field, for a 400 body. */
-export function describeIssue(issue: v.BaseIssue<unknown>): string {
+export function describeIssue(reported: v.BaseIssue<unknown>): string {
+  const issue = mostSpecific(reported);
   const path = pathOf(issue);
   if (issue.kind === "schema" && issue.input === undefined && path !== "") {
     return `'${path}' is required`;

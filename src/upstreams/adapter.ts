@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatResponse, StreamPart } from "../canonical/chat.ts";
+import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canonical/chat.ts";
 import type { BatchSource } from "../streams/batch-source.ts";
 import type { Channel } from "../channels/channel.ts";
 import type { UpstreamWarnings } from "./warnings.ts";
@@ -44,6 +44,8 @@ export interface ChatStream {
  * upstream's format, the upstream's own body (or events) come along for native passthrough.
  */
 export interface ChatAdapter {
+  /** The wire format it speaks: a caller of the same format is passed through. The mock has none. */
+  format?: WireFormat;
   complete(request: ChatRequest, call: UpstreamCall): Promise<ChatResponse>;
   stream(request: ChatRequest, call: UpstreamCall): Promise<ChatStream>;
 }

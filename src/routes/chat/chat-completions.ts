@@ -16,10 +16,7 @@ export function chatCompletionsRoutes(services: Services) {
   const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
   return new Hono<AppEnv>().post("/v1/chat/completions", requireApiKey(auth, "chat"), async (c) => {
     const body = parseOrThrow(ChatCompletionRequestSchema, await readJsonBody(c.req.raw));
-    const request = {
-      ...applyVariantDefaults(convertOpenAiChatRequestToCanonical(body), services.config.variant),
-      native: { format: "openai" as const, body },
-    };
+    const request = applyVariantDefaults(convertOpenAiChatRequestToCanonical(body), services.config.variant);
     const includeUsage = body.stream_options?.include_usage === true;
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToOpenAiChatResponse,

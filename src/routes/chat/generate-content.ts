@@ -26,7 +26,7 @@ export function generateContentRoutes(services: Services) {
       throw notFound(`Unknown endpoint: POST ${c.req.path}`);
     }
     const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
-    const request = { ...convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent"), native: { format: "gemini" as const, body } };
+    const request = convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent");
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToGeminiResponse,
       renderStream: renderGeminiChunks,

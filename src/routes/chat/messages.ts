@@ -15,7 +15,10 @@ export function messagesRoutes(services: Services) {
   const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
   return new Hono<AppEnv>().post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
     const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
-    const request = { ...convertAnthropicRequestToCanonical(body), native: { format: "anthropic" as const, body } };
+    const canonical = convertAnthropicRequestToCanonical(body);
+    // Beta features are asked for in a header; an anthropic upstream needs it to honour them.
+    const beta = c.req.header("anthropic-beta");
+    const request = beta ? { ...canonical, native: { ...canonical.native!, headers: { "anthropic-beta": beta } } } : canonical;
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToAnthropicResponse,
       renderStream: renderAnthropicEvents,

@@ -1,14 +1,23 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../canonical/chat.ts";
-import type { MessagesRequest } from "./request-schema.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
+import { isModelledBlock, type MessagesRequest } from "./request-schema.ts";
 
 type Block = Exclude<MessagesRequest["messages"][number]["content"], string>[number];
+type Tool = NonNullable<MessagesRequest["tools"]>[number];
+
+/** Blocks that record the model's own earlier reasoning: only Anthropic can use them again. */
+const REPLAY_BLOCKS = new Set(["thinking", "redacted_thinking"]);
 
 /** An Anthropic image source as a URL (base64 data becomes a data: URL). */
 function imageUrlOf(source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string }): string {
   return source.type === "url" ? source.url : `data:${source.media_type};base64,${source.data}`;
 }
 
-function partOf(block: Block): ContentPart {
+/** A block in canonical form, or null for one the canonical form does not carry (noted in `untranslated`). */
+function partOf(block: Block, where: string, untranslated: Untranslated): ContentPart | null {
+  if (!isModelledBlock(block)) {
+    (REPLAY_BLOCKS.has(block.type) ? untranslated.replay : untranslated.input).push(`${where} (${block.type})`);
+    return null;
+  }
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
@@ -27,18 +36,18 @@ function partOf(block: Block): ContentPart {
  * Anthropic messages in canonical form. Tool results, which Anthropic carries inside a user
  * message, become `tool` messages of their own so every upstream sees them in order.
  */
-function messagesOf(body: MessagesRequest): ChatMessage[] {
+function messagesOf(body: MessagesRequest, untranslated: Untranslated): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (body.system !== undefined) {
     const text = typeof body.system === "string" ? body.system : body.system.map((b) => b.text).join("\n");
     out.push({ role: "system", parts: [{ type: "text", text }] });
   }
-  for (const message of body.messages) {
+  for (const [i, message] of body.messages.entries()) {
     if (typeof message.content === "string") {
       out.push({ role: message.role, parts: [{ type: "text", text: message.content }] });
       continue;
     }
-    const parts = message.content.map(partOf);
+    const parts = message.content.map((block, j) => partOf(block, `messages[${i}].content[${j}]`, untranslated)).filter((p) => p !== null);
     const results = parts.filter((p) => p.type === "tool_result");
     const rest = parts.filter((p) => p.type !== "tool_result");
     if (results.length > 0) out.push({ role: "tool", parts: results });
@@ -53,11 +62,26 @@ function toolChoiceOf(choice: MessagesRequest["tool_choice"]): ToolChoice | unde
   return choice.type === "any" ? "required" : choice.type;
 }
 
-/** A validated messages body in the canonical form. */
+/** The tools the caller defines, in canonical form; Anthropic's server tools are noted in `untranslated`. */
+function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const [i, tool] of tools.entries()) {
+    if (tool.type === undefined || tool.type === "custom") {
+      out.push({ name: tool.name, description: tool.description as string | undefined, parameters: tool.input_schema as Record<string, unknown> });
+    } else untranslated.input.push(`tools[${i}] (${tool.type})`);
+  }
+  return out;
+}
+
+/** A validated messages body in the canonical form, the body itself kept for an anthropic upstream. */
 export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatRequest {
+  const untranslated: Untranslated = { replay: [], input: [] };
+  const messages = messagesOf(body, untranslated);
+  const tools = body.tools && toolsOf(body.tools, untranslated);
   return {
     model: body.model,
-    messages: messagesOf(body),
+    native: { format: "anthropic", body, untranslated },
+    messages,
     params: {
       maxTokens: body.max_tokens,
       temperature: body.temperature,
@@ -65,7 +89,7 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
       topK: body.top_k,
       stop: body.stop_sequences,
     },
-    tools: body.tools?.map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema })),
+    tools: tools && tools.length > 0 ? tools : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
     stream: body.stream === true,
   };

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+import { otherTypedObject } from "../../lib/schemas.ts";
 
 const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
 const ImageBlock = v.looseObject({
@@ -15,29 +16,38 @@ const ToolUseBlock = v.looseObject({
   name: v.string(),
   input: v.record(v.string(), v.unknown()),
 });
+const MODELLED_BLOCK_TYPES = ["text", "image", "tool_use", "tool_result"];
+/** Thinking, redacted_thinking, document, search_result, server tool blocks...: sent as they are to an anthropic upstream. */
+const OtherBlock = otherTypedObject(MODELLED_BLOCK_TYPES);
 const ToolResultBlock = v.looseObject({
   type: v.literal("tool_result"),
   tool_use_id: v.string(),
-  content: v.optional(v.union([v.string(), v.array(v.variant("type", [TextBlock, ImageBlock]))])),
+  content: v.optional(v.union([v.string(), v.array(v.variant("type", [TextBlock, ImageBlock, OtherBlock], "a content block needs a 'type'"))])),
   is_error: v.optional(v.boolean()),
 });
 
-const ContentBlock = v.variant(
-  "type",
-  [TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock],
-  "content block type must be text, image, tool_use or tool_result",
-);
+const ModelledBlock = v.variant("type", [TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock]);
+const ContentBlock = v.variant("type", [ModelledBlock, OtherBlock], "a content block needs a 'type'");
+
+/** A block of a type the canonical form carries. */
+export type ModelledBlock = v.InferOutput<typeof ModelledBlock>;
+/** Whether `block` is one of the types the canonical form carries (else it was accepted as another). */
+export const isModelledBlock = (block: { type: string }): block is ModelledBlock => MODELLED_BLOCK_TYPES.includes(block.type);
 
 const Message = v.object({
   role: v.picklist(["user", "assistant"], "must be 'user' or 'assistant'"),
   content: v.union([v.string(), v.array(ContentBlock)], "must be a string or an array of content blocks"),
 });
 
-const Tool = v.looseObject({
+const CustomTool = v.looseObject({
+  type: v.optional(v.literal("custom")),
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
   description: v.optional(v.string()),
   input_schema: v.record(v.string(), v.unknown()),
 });
+/** A tool Anthropic runs itself (web search, code execution...): its `type` says which; no input_schema. */
+const ServerTool = v.looseObject({ type: v.pipe(v.string(), v.check((type) => type !== "custom")), name: v.string() });
+const Tool = v.variant("type", [CustomTool, ServerTool]);
 
 const ToolChoice = v.variant("type", [
   v.looseObject({ type: v.literal("auto") }),

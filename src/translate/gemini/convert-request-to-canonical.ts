@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
@@ -27,10 +27,29 @@ class CallPairing {
   }
 }
 
-function partOf(part: GeminiPart, pairing: CallPairing): ContentPart | null {
-  if (v.is(TextPart, part)) return { type: "text", text: part.text };
-  if (v.is(InlineDataPart, part)) return { type: "image", url: `data:${part.inlineData.mimeType};base64,${part.inlineData.data}` };
-  if (v.is(FileDataPart, part)) return { type: "image", url: part.fileData.fileUri };
+const isImage = (mimeType: string | undefined) => mimeType?.startsWith("image/") === true;
+
+/**
+ * A part in canonical form, or null for one the canonical form does not carry, noted in
+ * `untranslated`: thoughts and code execution are Gemini's record of its own work; other
+ * media (PDF, audio, video) and non-image files only Gemini can read.
+ */
+function partOf(part: GeminiPart, pairing: CallPairing, where: string, untranslated: Untranslated): ContentPart | null {
+  if (v.is(TextPart, part)) {
+    if (part.thought !== true) return { type: "text", text: part.text };
+    untranslated.replay.push(`${where} (thought)`);
+    return null;
+  }
+  if (v.is(InlineDataPart, part)) {
+    if (isImage(part.inlineData.mimeType)) return { type: "image", url: `data:${part.inlineData.mimeType};base64,${part.inlineData.data}` };
+    untranslated.input.push(`${where} (inlineData ${part.inlineData.mimeType})`);
+    return null;
+  }
+  if (v.is(FileDataPart, part)) {
+    if (isImage(part.fileData.mimeType)) return { type: "image", url: part.fileData.fileUri };
+    untranslated.input.push(`${where} (fileData ${part.fileData.mimeType ?? "of unknown type"})`);
+    return null;
+  }
   if (v.is(FunctionCallPart, part)) {
     const call = part.functionCall;
     return { type: "tool_call", id: pairing.call(call), name: call.name, arguments: JSON.stringify(call.args ?? {}) };
@@ -39,10 +58,11 @@ function partOf(part: GeminiPart, pairing: CallPairing): ContentPart | null {
     const result = part.functionResponse;
     return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response) };
   }
+  untranslated.replay.push(`${where} (${"executableCode" in part ? "executableCode" : "codeExecutionResult"})`);
   return null;
 }
 
-function messagesOf(body: GenerateContentRequest): ChatMessage[] {
+function messagesOf(body: GenerateContentRequest, untranslated: Untranslated): ChatMessage[] {
   const out: ChatMessage[] = [];
   const system = body.systemInstruction;
   if (system !== undefined) {
@@ -50,8 +70,8 @@ function messagesOf(body: GenerateContentRequest): ChatMessage[] {
     out.push({ role: "system", parts: [{ type: "text", text }] });
   }
   const pairing = new CallPairing();
-  for (const content of body.contents) {
-    const parts = content.parts.map((part) => partOf(part, pairing)).filter((p) => p !== null);
+  for (const [i, content] of body.contents.entries()) {
+    const parts = content.parts.map((part, j) => partOf(part, pairing, `contents[${i}].parts[${j}]`, untranslated)).filter((p) => p !== null);
     const results = parts.filter((p) => p.type === "tool_result");
     const rest = parts.filter((p) => p.type !== "tool_result");
     if (results.length > 0) out.push({ role: "tool", parts: results });
@@ -71,13 +91,19 @@ function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
   return "auto";
 }
 
-/** A validated generateContent body for `model` in the canonical form. */
+/** A validated generateContent body for `model` in the canonical form, the body itself kept for a gemini upstream. */
 export function convertGeminiRequestToCanonical(body: GenerateContentRequest, model: string, stream: boolean): ChatRequest {
   const config = body.generationConfig ?? {};
   const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
+  const untranslated: Untranslated = { replay: [], input: [] };
+  // Tools Gemini runs itself (googleSearch, codeExecution, urlContext...).
+  for (const [i, tool] of (body.tools ?? []).entries()) {
+    for (const name of Object.keys(tool)) if (name !== "functionDeclarations") untranslated.input.push(`tools[${i}] (${name})`);
+  }
   return {
     model,
-    messages: messagesOf(body),
+    native: { format: "gemini", body, untranslated },
+    messages: messagesOf(body, untranslated),
     params: {
       temperature: config.temperature,
       topP: config.topP,

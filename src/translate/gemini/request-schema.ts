@@ -11,9 +11,15 @@ export const FunctionResponsePart = v.looseObject({
   functionResponse: v.looseObject({ name: v.string(), response: v.record(v.string(), v.unknown()), id: v.optional(v.string()) }),
 });
 
+/** Code the model ran and what came of it, as a chat history records them: sent as they are to a gemini upstream. */
+export const CodeExecutionPart = v.union([
+  v.looseObject({ executableCode: v.record(v.string(), v.unknown()) }),
+  v.looseObject({ codeExecutionResult: v.record(v.string(), v.unknown()) }),
+]);
+
 const Part = v.union(
-  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart],
-  "a part needs one of text, inlineData, fileData, functionCall or functionResponse",
+  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, CodeExecutionPart],
+  "a part needs one of text, inlineData, fileData, functionCall, functionResponse, executableCode or codeExecutionResult",
 );
 
 const Content = v.object({

@@ -1,22 +1,30 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../canonical/chat.ts";
-import type { ChatCompletionRequest } from "./request-schema.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, Untranslated } from "../../canonical/chat.ts";
+import { isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
 
-function partsOf(content: OpenAiMessage["content"]): ContentPart[] {
+/** An assistant's refusal, sent back in history: only OpenAI can use it again. */
+const REPLAY_PARTS = new Set(["refusal"]);
+
+/** A message's content in canonical parts; parts the canonical form does not carry are noted in `untranslated`. */
+function partsOf(content: OpenAiMessage["content"], where: string, untranslated: Untranslated): ContentPart[] {
   if (content === undefined || content === null) return [];
   if (typeof content === "string") return [{ type: "text", text: content }];
-  return content.map((part) =>
-    part.type === "text" ? { type: "text", text: part.text } : { type: "image", url: part.image_url.url },
-  );
+  const parts: ContentPart[] = [];
+  for (const [j, part] of content.entries()) {
+    if (!isModelledPart(part)) (REPLAY_PARTS.has(part.type) ? untranslated.replay : untranslated.input).push(`${where}[${j}] (${part.type})`);
+    else parts.push(part.type === "text" ? { type: "text", text: part.text } : { type: "image", url: part.image_url.url });
+  }
+  return parts;
 }
 
-function messageToCanonical(message: OpenAiMessage): ChatMessage {
+function messageToCanonical(message: OpenAiMessage, i: number, untranslated: Untranslated): ChatMessage {
+  const where = `messages[${i}].content`;
   if (message.role === "tool") {
-    const content = partsOf(message.content).map((p) => (p.type === "text" ? p.text : "")).join("");
+    const content = partsOf(message.content, where, untranslated).map((p) => (p.type === "text" ? p.text : "")).join("");
     return { role: "tool", parts: [{ type: "tool_result", toolCallId: message.tool_call_id!, content }] };
   }
-  const parts = partsOf(message.content);
+  const parts = partsOf(message.content, where, untranslated);
   for (const call of message.tool_calls ?? []) {
     parts.push({ type: "tool_call", id: call.id, name: call.function.name, arguments: call.function.arguments });
   }
@@ -28,12 +36,14 @@ function toolChoiceOf(choice: ChatCompletionRequest["tool_choice"]): ToolChoice 
   return { name: choice.function.name };
 }
 
-/** A validated chat-completions body in the canonical form. */
+/** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
 export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest): ChatRequest {
   const stop = body.stop ?? undefined;
+  const untranslated: Untranslated = { replay: [], input: [] };
   return {
     model: body.model,
-    messages: body.messages.map(messageToCanonical),
+    native: { format: "openai", body, untranslated },
+    messages: body.messages.map((message, i) => messageToCanonical(message, i, untranslated)),
     params: {
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,

@@ -1,14 +1,22 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+import { otherTypedObject } from "../../lib/schemas.ts";
 
 const TextPart = v.object({ type: v.literal("text"), text: v.string() });
 const ImagePart = v.object({
   type: v.literal("image_url"),
   image_url: v.object({ url: v.pipe(v.string(), v.minLength(1)), detail: v.optional(v.string()) }),
 });
-const ContentParts = v.array(
-  v.variant("type", [TextPart, ImagePart], "content part type must be 'text' or 'image_url'"),
-);
+const MODELLED_PART_TYPES = ["text", "image_url"];
+const ModelledPart = v.variant("type", [TextPart, ImagePart]);
+/** input_audio, file, an assistant's refusal...: sent as they are to an openai upstream. */
+const OtherPart = otherTypedObject(MODELLED_PART_TYPES);
+const ContentParts = v.array(v.variant("type", [ModelledPart, OtherPart], "a content part needs a 'type'"));
+
+/** A content part of a type the canonical form carries. */
+export type ModelledPart = v.InferOutput<typeof ModelledPart>;
+/** Whether `part` is one of the types the canonical form carries (else it was accepted as another). */
+export const isModelledPart = (part: { type: string }): part is ModelledPart => MODELLED_PART_TYPES.includes(part.type);
 
 const ToolCall = v.object({
   id: v.string(),

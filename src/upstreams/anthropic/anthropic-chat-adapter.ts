@@ -16,8 +16,10 @@ const ANTHROPIC_WIRE: ChatWire<typeof AnthropicResponseSchema> = {
 /** The API version every Anthropic request names; the wire format below follows it. */
 const ANTHROPIC_VERSION = "2023-06-01";
 
-function headersOf(call: UpstreamCall): Record<string, string> {
-  return { "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
+/** The channel's key and the API version, and for an anthropic caller its own beta flags (`anthropic-beta`). */
+function headersOf(request: ChatRequest, call: UpstreamCall): Record<string, string> {
+  const callerHeaders = request.native?.format === "anthropic" ? request.native.headers : undefined;
+  return { ...callerHeaders, "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
 }
 
 /** Translated from canonical, with a same-format caller's own body laid over it, the model remapped. */
@@ -29,15 +31,16 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
 
 /** The Anthropic messages API at the channel's base URL (the host root). */
 export const anthropicChatAdapter: ChatAdapter = {
+  format: ANTHROPIC_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call, false);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body, call.signal, call.firstByteTimeoutMs);
     return readChatResponse(response, ANTHROPIC_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body, call.signal, call.firstByteTimeoutMs);
     return readChatStream(response, ANTHROPIC_WIRE, request, call);
   },
 };

@@ -43,6 +43,7 @@ function bodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknow
 
 /** The Gemini API (generativelanguage) at the channel's base URL (the host root). */
 export const geminiChatAdapter: ChatAdapter = {
+  format: GEMINI_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call);
     const response = await post(call, urlOf(call, "generateContent"), body);

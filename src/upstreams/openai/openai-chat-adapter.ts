@@ -32,6 +32,7 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
 
 /** Any OpenAI-compatible chat-completions API at the channel's base URL (which includes /v1). */
 export const openAiChatAdapter: ChatAdapter = {
+  format: OPENAI_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call, false);
     const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);

@@ -1,0 +1,27 @@
+import type { ChatRequest } from "../canonical/chat.ts";
+import type { ChatAdapter } from "../upstreams/adapter.ts";
+import type { UpstreamWarnings } from "../upstreams/warnings.ts";
+import { badRequest, type GatewayError } from "../errors/gateway-error.ts";
+
+/** Whether `adapter` receives the caller's own body, and with it everything the canonical form leaves out. */
+export function speaksCallerFormat(request: ChatRequest, adapter: ChatAdapter): boolean {
+  return adapter.format !== undefined && adapter.format === request.native?.format;
+}
+
+/** Whether the request carries content that only an upstream of the caller's format can take. */
+export function needsCallerFormat(request: ChatRequest): boolean {
+  return (request.native?.untranslated?.input.length ?? 0) > 0;
+}
+
+/** The 400 for a request that needs the caller's format when no channel of the model speaks it. */
+export function untranslatableError(request: ChatRequest): GatewayError {
+  const items = request.native!.untranslated!.input;
+  return badRequest(
+    `${items.join(", ")}: only an upstream that speaks the ${request.native!.format} format can take this, and no channel of model '${request.model}' does`,
+  );
+}
+
+/** Notes, for an upstream of another format, the replayed content it is sent without. */
+export function warnLeftOut(request: ChatRequest, warnings: UpstreamWarnings): void {
+  for (const item of request.native?.untranslated?.replay ?? []) warnings.add(item, `left out: only a ${request.native!.format} upstream takes it`);
+}
