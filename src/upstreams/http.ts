@@ -50,7 +50,9 @@ export async function postToUpstream(
   let response: Response;
   try {
     // A stream body needs half-duplex mode in fetch implementations that follow the standard.
-    const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: combined };
+    // Redirects are not followed: an API does not answer with one, and following it would
+    // send the channel's key (x-api-key, x-goog-api-key) to whatever host Location names.
+    const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: combined, redirect: "manual" };
     if (typeof body !== "string") init.duplex = "half";
     response = await fetchFn(url, init);
   } catch {
@@ -63,6 +65,10 @@ export async function postToUpstream(
     clearTimeout(timer);
   }
   if (response.ok) return response;
+  if (response.status >= 300 && response.status < 400) {
+    response.body?.cancel().catch(() => {});
+    throw new UpstreamError("status", `upstream answered ${response.status}, a redirect, which is not followed: check the channel's base_url`, response.status);
+  }
   const text = await readLimited(response);
   const retryAfter = Number(response.headers.get("retry-after"));
   throw new UpstreamError("status", messageOf(text, response.status), response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);

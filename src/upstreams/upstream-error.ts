@@ -18,13 +18,14 @@ export class UpstreamError extends Error {
 
   /**
    * Whether the next channel may be tried: connect errors, timeouts, 429 and 5xx, and the
-   * statuses that say this channel is misconfigured (401, 403: its key; 404: its model
-   * mapping). A 400-class error about the request itself would fail everywhere, so it is final.
+   * statuses that say this channel is misconfigured (3xx: its base URL; 401, 403: its key;
+   * 404: its model mapping). A 400-class error about the request itself would fail
+   * everywhere, so it is final.
    */
   get retryable(): boolean {
     if (this.failure !== "status") return this.failure !== "protocol";
     const status = this.upstreamStatus ?? 0;
-    return status === 401 || status === 403 || status === 404 || status === 408 || status === 429 || status >= 500;
+    return (status >= 300 && status < 400) || status === 401 || status === 403 || status === 404 || status === 408 || status === 429 || status >= 500;
   }
 
   /**

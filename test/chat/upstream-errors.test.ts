@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
 import { closedPortUrl, fixtureEvents, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 
 /**
@@ -394,4 +395,34 @@ describe("streams that end badly", () => {
     },
     5_000,
   );
+});
+
+describe("an upstream that answers with a redirect", () => {
+  test("is not followed: the channel's key never reaches the other host; 502, or the next channel", async () => {
+    const elsewhere = await startAnthropicUpstream();
+    const redirecting = await startAnthropicUpstream({
+      script: ({ path }) => new Response(null, { status: 307, headers: { location: `${elsewhere.url}${path}` } }),
+    });
+    const model = freshModel();
+    const create = (name: string, url: string, priority: number) =>
+      gw.admin("POST", "/v1/admin/channels", { name, type: "anthropic", base_url: url, api_key: "anthropic-channel-secret", models: [model], priority });
+    await create("redirecting", redirecting.url, 10);
+    const alone = await post({ model, messages: [{ role: "user", content: "hi" }] });
+    expect(alone.status).toBe(502);
+    const body = await alone.json();
+    expectErrorShape(body, 502, "upstream_error");
+    expect(body.error.message).toContain("redirect");
+    expect(redirecting.requests).toHaveLength(1);
+    expect(elsewhere.requests).toHaveLength(0);
+
+    // A redirect says the channel is misconfigured: the next channel serves.
+    const spare = await upstream();
+    const spareId = (await gw.admin("POST", "/v1/admin/channels", { name: "spare", type: "openai", base_url: spare.url, api_key: "k", models: [model], priority: 0 })).body.id;
+    const served = await post({ model, messages: [{ role: "user", content: "hi" }] });
+    expect(served.status).toBe(200);
+    expect(served.headers.get("x-gateway-channel")).toBe(spareId);
+    expect(elsewhere.requests).toHaveLength(0);
+    await elsewhere.close();
+    await redirecting.close();
+  });
 });
