@@ -30,6 +30,16 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
 /** What a read that the upstream broke counts as: the end of the body (see readThroughStep). */
 const CONNECTION_BROKEN = { done: true, value: undefined } as const;
 
+/** How long the rest of a body is read after its end event, so the connection can be reused, before it is dropped. */
+const DRAIN_AFTER_END_MS = 2_000;
+
+/** Reads what is left of a body in the background; cancels it if it has not ended within `ms`. */
+function drainBody(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): void {
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), ms);
+  const next = (): Promise<void> => reader.read().then(({ done }) => (done ? undefined : next()));
+  next().catch(() => {}).finally(() => clearTimeout(timer));
+}
+
 /**
  * A response body read as UTF-8 text (a character split across deliveries included) and
  * run through `step`: what the step made of each delivery is one batch, empty when it made
@@ -38,7 +48,8 @@ const CONNECTION_BROKEN = { done: true, value: undefined } as const;
  * upstream that sent its last event and then reset the connection lost nothing), and a
  * decoder reports a stream cut short as an error part either way. A read that failed because
  * `aborted` fired (the caller left, the deadline passed) is the gateway's own doing, not an
- * end of the body: it rejects.
+ * end of the body: it rejects. Once the step has seen its end event the stream ends there:
+ * an upstream that keeps the connection open after it no longer holds the caller.
  */
 export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>, aborted: AbortSignal): BatchSource<T> {
   const reader = body.getReader();
@@ -61,6 +72,11 @@ export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: Strea
         if (batch.length === 0) return null;
       } else {
         step.transform(decoder.decode(value, { stream: true }), output);
+        if (step.ended?.()) {
+          ended = true;
+          step.flush?.(output);
+          drainBody(reader, DRAIN_AFTER_END_MS);
+        }
       }
       const delivered = batch;
       batch = [];

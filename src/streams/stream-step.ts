@@ -14,6 +14,11 @@ export interface StreamStep<I, O> {
   transform(input: I, output: StepOutput<O>): void;
   /** The input ended: emit what was held back. */
   flush?(output: StepOutput<O>): void;
+  /**
+   * Whether the input's own end event has come (OpenAI's [DONE], Anthropic's message_stop):
+   * the stream is whole, whatever the connection does next.
+   */
+  ended?(): boolean;
 }
 
 /** `first` then `second`, as one step. */
@@ -30,6 +35,7 @@ export function chainSteps<A, B, C>(first: StreamStep<A, B>, second: StreamStep<
       first.flush?.(middle);
       second.flush?.(output);
     },
+    ended: () => (first.ended?.() ?? false) || (second.ended?.() ?? false),
   };
 }
 

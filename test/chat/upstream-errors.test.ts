@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+import { readFixture } from "../helpers/loopback-upstream.ts";
 import { closedPortUrl, fixtureEvents, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 
 /**
@@ -424,5 +425,38 @@ describe("an upstream that answers with a redirect", () => {
     expect(elsewhere.requests).toHaveLength(0);
     await elsewhere.close();
     await redirecting.close();
+  });
+});
+
+describe("an upstream that sends its whole stream, end event included, and keeps the connection open", () => {
+  /** Serves `fixture` as an event stream whose body never ends. */
+  function neverClosing(fixture: string) {
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      idleTimeout: 0,
+      fetch: () =>
+        new Response(
+          new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode(readFixture(fixture))) }),
+          { headers: { "content-type": "text/event-stream" } },
+        ),
+    });
+    return { url: `http://127.0.0.1:${server.port}`, close: () => server.stop(true) };
+  }
+
+  test.each([
+    ["openai", "openai-chat-stream.sse", "/v1"],
+    ["anthropic", "anthropic-stream.sse", ""],
+  ])("%s upstream: the caller's stream ends at once with [DONE], and the row says 200", async (type, fixture, path) => {
+    const up = neverClosing(fixture);
+    const model = freshModel();
+    await gw.admin("POST", "/v1/admin/channels", { name: `open-${type}`, type, base_url: up.url + path, api_key: "k", models: [model] });
+    const response = await post({ model, messages: [{ role: "user", content: "hi" }], stream: true }, AbortSignal.timeout(4_000));
+    const text = await response.text();
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect(text).not.toContain('"error"');
+    const row = await usageRowOf(response.headers.get("x-request-id")!);
+    expect(row.status).toBe(200);
+    up.close();
   });
 });

@@ -93,6 +93,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
     flush(controller) {
       if (!stopped) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
     },
+    ended: () => stopped,
   };
 }
 

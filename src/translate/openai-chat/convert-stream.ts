@@ -88,6 +88,7 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
     flush(controller) {
       if (!done && !finished) controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
     },
+    ended: () => done,
   };
 }
 
