@@ -94,10 +94,24 @@ async function readLimited(response: Response): Promise<string> {
   return text;
 }
 
-/** Reads a 2xx body as JSON, or throws a protocol UpstreamError. */
-export async function readJson(response: Response): Promise<unknown> {
+/**
+ * Reads a 2xx body as text. A body the upstream breaks off is a protocol UpstreamError and
+ * one the deadline cut short a timeout, not the gateway's own failure (a 500).
+ */
+export async function readText(response: Response): Promise<string> {
   try {
-    return await response.json();
+    return await response.text();
+  } catch (error) {
+    if ((error as { name?: unknown } | null)?.name === "TimeoutError") throw new UpstreamError("timeout", "the upstream did not finish its answer in time");
+    throw new UpstreamError("protocol", "the upstream broke off its answer");
+  }
+}
+
+/** Reads a 2xx body as JSON, or throws an UpstreamError (see readText). */
+export async function readJson(response: Response): Promise<unknown> {
+  const text = await readText(response);
+  try {
+    return JSON.parse(text);
   } catch {
     throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
   }

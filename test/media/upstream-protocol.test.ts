@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { createChannel, postJson } from "../helpers/openai-media-upstream.ts";
+import { createChannel, postJson, postUpload, priceModel, speechWav } from "../helpers/openai-media-upstream.ts";
 
 /**
  * Upstream answers of the right shape but wrong content must not reach the caller as a 200
@@ -16,7 +16,18 @@ beforeAll(async () => {
   upstream = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(request) {
+    async fetch(request) {
+      if (request.url.endsWith("/audio/transcriptions")) {
+        await request.arrayBuffer();
+        // Half a JSON transcript, then the connection breaks off.
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"text":"half a tran'));
+            setTimeout(() => controller.error(new Error("upstream broke off")), 20);
+          },
+        });
+        return new Response(body, { headers: { "content-type": "application/json" } });
+      }
       if (!request.url.endsWith("/audio/speech")) return Response.json(answer);
       // Some audio, then the connection breaks off mid-body.
       let sent = 0;
@@ -36,8 +47,9 @@ beforeAll(async () => {
     type: "openai",
     base_url: `http://127.0.0.1:${upstream.port}/v1`,
     api_key: "sk-up",
-    models: ["odd-embed", "odd-rerank", "odd-tts"],
+    models: ["odd-embed", "odd-rerank", "odd-tts", "odd-whisper"],
   });
+  await priceModel(gw, "odd-whisper", "transcriptions");
   for (const [model, mode] of [["odd-embed", "embedding"], ["odd-rerank", "rerank"], ["odd-tts", "speech"]]) {
     const prices = { input_per_million: 1, per_1k_documents: 1, per_1k_characters: 1 };
     expect((await gw.admin("POST", "/v1/admin/prices", { model, mode, ...prices })).status).toBe(200);
@@ -88,4 +100,10 @@ test("speech whose upstream breaks off mid-body: the client's read fails, the ro
   const after = await gw.database.db.selectFrom("users").select("balance_micros").where("email", "=", "demo@gateway.local").executeTakeFirstOrThrow();
   expect(after.balance_micros).toBe(before.balance_micros);
   expect(await gw.database.db.selectFrom("holds").selectAll().where("id", "=", requestId).execute()).toEqual([]);
+});
+
+test("a transcription whose body the upstream breaks off is the upstream's 502, not the gateway's 500", async () => {
+  const response = await postUpload(gw, gw.demoKey, "/v1/audio/transcriptions", { bytes: speechWav("broken body"), name: "a.wav" }, { model: "odd-whisper", response_format: "json" });
+  expect(response.status).toBe(502);
+  expect((await response.json()).error).toEqual({ message: "Upstream failed: the upstream broke off its answer", type: "upstream_error", code: 502 });
 });

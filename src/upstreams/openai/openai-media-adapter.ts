@@ -4,7 +4,7 @@ import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
 import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
-import { postJson, postToUpstream, readJsonAs } from "../http.ts";
+import { postJson, postToUpstream, readJsonAs, readText } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 
@@ -118,7 +118,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
     const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
     const response = await postToUpstream(call.fetch, `${call.channel.baseUrl}${path}`, headers, form.body, call.signal, call.firstByteTimeoutMs);
-    const text = await response.text();
+    const text = await readText(response);
     const contentType = response.headers.get("content-type") ?? (request.responseFormat === "json" || request.responseFormat === "verbose_json" ? "application/json" : "text/plain; charset=utf-8");
     let durationSeconds: number | null = null;
     if (request.responseFormat === "verbose_json") {
