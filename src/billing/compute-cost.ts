@@ -42,5 +42,6 @@ export function computeCost(price: Price | undefined, usage: BillableUsage): num
   if (usage.documents) scaled += usage.documents * (price.per1kDocuments ?? 0) * 1_000;
   if (usage.audioSeconds) scaled += (usage.audioSeconds * (price.perMinute ?? 0) * 1_000_000) / 60;
   if (usage.images) scaled += usage.images.count * (perImagePrice(price, usage.images.size, usage.images.quality) ?? 0) * 1_000_000;
-  return Math.round(scaled / 1_000_000);
+  // Counts are checked where upstreams report them; a charge is still never a credit.
+  return Number.isFinite(scaled) && scaled > 0 ? Math.round(scaled / 1_000_000) : 0;
 }

@@ -119,6 +119,30 @@ test("no usage reported (stream): charged the estimate of prompt and streamed te
   await expectBooksBalanced(gw);
 });
 
+const UNBELIEVABLE: [string, unknown][] = [
+  ["negative", { prompt_tokens: -1e12, completion_tokens: -5, total_tokens: -1e12 }],
+  ["fractional", { prompt_tokens: 10.5, completion_tokens: 3, total_tokens: 13.5 }],
+  ["huge", { prompt_tokens: 1e300, completion_tokens: 1e300, total_tokens: 1e300 }],
+];
+
+for (const [kind, usage] of UNBELIEVABLE) {
+  for (const stream of [false, true]) {
+    test(`${kind} usage reported (${stream ? "stream" : "plain"}): not believed, the estimate is charged`, async () => {
+      upstream.setBehavior(stream ? { script: () => sseWithUsage((original) => (original ? usage : undefined)) } : { completion: { ...COMPLETION, usage } });
+      const { id, key } = await newAccount(gw, START);
+      const response = await chat(gw, key, body(stream));
+      expect(response.status).toBe(200);
+      await response.text();
+      const answer = stream ? STREAM.text : ANSWER;
+      const cost = costOf(estimate(PROMPT), estimate(answer));
+      const [row] = await usageRows(gw, id);
+      expect(row).toMatchObject({ status: 200, prompt_tokens: estimate(PROMPT), completion_tokens: estimate(answer), cost_micros: cost });
+      expect(await account(gw, id)).toEqual({ balance_micros: START - cost, total_spent_micros: cost });
+      await expectBooksBalanced(gw);
+    });
+  }
+}
+
 const ZERO = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 test("zero usage reported (plain): cost 0, status 200, the hold refunded", async () => {

@@ -1,14 +1,15 @@
 import * as v from "valibot";
 import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 
 /** Anthropic's usage object; lenient, only the fields used. */
 export const AnthropicUsageSchema = v.looseObject({
-  input_tokens: v.optional(v.nullable(v.number())),
-  output_tokens: v.optional(v.nullable(v.number())),
-  cache_read_input_tokens: v.optional(v.nullable(v.number())),
-  cache_creation_input_tokens: v.optional(v.nullable(v.number())),
+  input_tokens: v.optional(v.nullable(TokenCountSchema)),
+  output_tokens: v.optional(v.nullable(TokenCountSchema)),
+  cache_read_input_tokens: v.optional(v.nullable(TokenCountSchema)),
+  cache_creation_input_tokens: v.optional(v.nullable(TokenCountSchema)),
 });
 
 /** An upstream messages response; lenient, only the fields used. */
@@ -25,7 +26,7 @@ export const AnthropicResponseSchema = v.looseObject({
     }),
   ),
   stop_reason: v.optional(v.nullable(v.string())),
-  usage: v.optional(v.nullable(AnthropicUsageSchema)),
+  usage: believableUsage(AnthropicUsageSchema),
 });
 
 /**

@@ -7,11 +7,12 @@ import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts
 import { endAtError } from "../end-at-error.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+import { believableUsage } from "../../lib/schemas.ts";
 
 const EventSchema = v.looseObject({
   type: v.string(),
   index: v.optional(v.number()),
-  message: v.optional(v.looseObject({ id: v.optional(v.string()), model: v.optional(v.string()), usage: v.optional(AnthropicUsageSchema) })),
+  message: v.optional(v.looseObject({ id: v.optional(v.string()), model: v.optional(v.string()), usage: believableUsage(AnthropicUsageSchema) })),
   content_block: v.optional(v.looseObject({ type: v.string(), id: v.optional(v.string()), name: v.optional(v.string()), text: v.optional(v.string()) })),
   delta: v.optional(
     v.looseObject({
@@ -21,7 +22,7 @@ const EventSchema = v.looseObject({
       stop_reason: v.optional(v.nullable(v.string())),
     }),
   ),
-  usage: v.optional(AnthropicUsageSchema),
+  usage: believableUsage(AnthropicUsageSchema),
   error: v.optional(v.looseObject({ message: v.optional(v.string()) })),
 });
 

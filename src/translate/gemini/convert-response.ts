@@ -1,14 +1,15 @@
 import * as v from "valibot";
 import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
 
 /** Gemini's usageMetadata; lenient, only the fields used. */
 export const GeminiUsageSchema = v.looseObject({
-  promptTokenCount: v.optional(v.nullable(v.number())),
-  candidatesTokenCount: v.optional(v.nullable(v.number())),
-  thoughtsTokenCount: v.optional(v.nullable(v.number())),
-  cachedContentTokenCount: v.optional(v.nullable(v.number())),
+  promptTokenCount: v.optional(v.nullable(TokenCountSchema)),
+  candidatesTokenCount: v.optional(v.nullable(TokenCountSchema)),
+  thoughtsTokenCount: v.optional(v.nullable(TokenCountSchema)),
+  cachedContentTokenCount: v.optional(v.nullable(TokenCountSchema)),
 });
 
 const ResponsePartSchema = v.looseObject({
@@ -27,7 +28,7 @@ export const GeminiResponseSchema = v.looseObject({
       }),
     ),
   ),
-  usageMetadata: v.optional(GeminiUsageSchema),
+  usageMetadata: believableUsage(GeminiUsageSchema),
   promptFeedback: v.optional(v.looseObject({ blockReason: v.optional(v.string()) })),
   responseId: v.optional(v.string()),
   modelVersion: v.optional(v.string()),

@@ -1,12 +1,13 @@
 import * as v from "valibot";
 import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
 /** OpenAI's usage object; lenient, only the fields used. */
 export const OpenAiUsageSchema = v.looseObject({
-  prompt_tokens: v.optional(v.nullable(v.number())),
-  completion_tokens: v.optional(v.nullable(v.number())),
-  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(v.number())) }))),
+  prompt_tokens: v.optional(v.nullable(TokenCountSchema)),
+  completion_tokens: v.optional(v.nullable(TokenCountSchema)),
+  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
 });
 
 const ToolCallSchema = v.looseObject({
@@ -27,7 +28,7 @@ export const OpenAiChatResponseSchema = v.looseObject({
       finish_reason: v.optional(v.nullable(v.string())),
     }),
   ),
-  usage: v.optional(v.nullable(OpenAiUsageSchema)),
+  usage: believableUsage(OpenAiUsageSchema),
 });
 
 /** OpenAI usage in canonical terms. */

@@ -7,6 +7,7 @@ import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts
 import { endAtError } from "../end-at-error.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
+import { believableUsage } from "../../lib/schemas.ts";
 
 const ChunkSchema = v.looseObject({
   id: v.optional(v.string()),
@@ -37,7 +38,7 @@ const ChunkSchema = v.looseObject({
       }),
     ),
   ),
-  usage: v.optional(v.nullable(OpenAiUsageSchema)),
+  usage: believableUsage(OpenAiUsageSchema),
 });
 
 /**

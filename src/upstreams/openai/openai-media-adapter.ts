@@ -6,12 +6,13 @@ import { parseVerboseTranscript } from "../../translate/transcription/render-tra
 import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { postJson, postToUpstream, readJsonAs, readText } from "../http.ts";
 import { UpstreamError } from "../upstream-error.ts";
+import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 
 // Lenient upstream schemas: only the fields used (STYLE.md habit 3).
 const EmbeddingsSchema = v.object({
   data: v.array(v.object({ index: v.optional(v.number()), embedding: v.union([v.array(v.number()), v.string()]) })),
-  usage: v.optional(v.object({ prompt_tokens: v.optional(v.number()) })),
+  usage: believableUsage(v.object({ prompt_tokens: v.optional(TokenCountSchema) })),
 });
 const RerankSchema = v.object({
   results: v.array(v.object({ index: v.number(), relevance_score: v.number() })),
