@@ -7,3 +7,10 @@ export function isoOf(ms: number): string {
 export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : isoOf(ms);
 }
+
+/** Whether a `YYYY-MM-DD` date exists: some engines roll 2026-02-30 over to March 2 instead of refusing it. */
+export function isRealDate(ymd: string): boolean {
+  const [year, month, day] = ymd.split("-").map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}

@@ -18,7 +18,8 @@ export interface RateGrant {
 
 /** The limits for a key: its own overrides, else its account's plan, else the default plan. */
 export function limitsFor(principal: Principal, settings: Settings): Limits {
-  const plan = settings.plans[principal.plan] ?? settings.rate_limits;
+  // Own keys only: a plan named `constructor` must not find Object.prototype's.
+  const plan = Object.hasOwn(settings.plans, principal.plan) ? settings.plans[principal.plan]! : settings.rate_limits;
   return {
     requestsPerMinute: principal.requestsPerMinute ?? plan.requests_per_minute,
     tokensPerMinute: principal.tokensPerMinute ?? plan.tokens_per_minute,

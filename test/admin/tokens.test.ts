@@ -80,11 +80,23 @@ describe("create", () => {
     ["an unknown role", { name: "x", role: "root" }],
     ["an expiry in the past", { name: "x", expires_at: "2001-01-01T00:00:00Z" }],
     ["an expiry that is not a date", { name: "x", expires_at: "tomorrow" }],
+    // ISO 8601 allows a zone of hours only; Date.parse cannot read it, and it once became "never expires".
+    ["an expiry with an hours-only zone", { name: "x", expires_at: "2099-12-31T00:00:00+05" }],
+    ["an expiry on a day that does not exist", { name: "x", expires_at: "2099-02-30T00:00:00Z" }],
   ] as const) {
     test(`POST with ${label} is a 400`, async () => {
       expectError(await gw.admin("POST", "/v1/admin/tokens", { user_id: user.id, ...body }), 400, "invalid_request_error");
     });
   }
+  test("a refused expiry creates no token, and a refused PATCH leaves the expiry as it was", async () => {
+    const before = (await listTokens()).tokens.length;
+    expectError(await gw.admin("POST", "/v1/admin/tokens", { user_id: user.id, name: "tz", expires_at: "2099-12-31T00:00:00+05" }), 400, "invalid_request_error");
+    expect((await listTokens()).tokens.length).toBe(before);
+    const token = await newToken({ name: "expiring", expires_at: "2030-01-01T00:00:00Z" });
+    const patched = await gw.admin("PATCH", `/v1/admin/tokens/${token.id}`, { expires_at: "2029-06-01T00:00:00+02" });
+    expectError(patched, 400, "invalid_request_error");
+    expect((await listTokens()).tokens.find((t) => t.id === token.id).expires_at).toBe("2030-01-01T00:00:00.000Z");
+  });
   test("POST without user_id is a 400", async () => {
     expectError(await gw.admin("POST", "/v1/admin/tokens", { name: "x" }), 400, "invalid_request_error");
   });

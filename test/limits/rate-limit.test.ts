@@ -86,3 +86,24 @@ test("the settings endpoint reports the default limits, and a plan change applie
   expect((await chat(key)).status).toBe(429);
   clock += 60_000;
 });
+
+test("plans named like Object.prototype's members (constructor, __proto__) get the default limits, not none", async () => {
+  for (const plan of ["constructor", "__proto__"]) {
+    const key = await keyOnPlan(plan);
+    for (let i = 0; i < 10; i++) expect((await chat(key)).status).toBe(200);
+    const limited = await chat(key);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("x-ratelimit-limit-requests")).toBe("10");
+  }
+  clock += 60_000;
+});
+
+test("a settings patch with a plan named __proto__ changes no plan and no prototype", async () => {
+  const before = (await gw.admin("GET", "/v1/admin/settings")).body.plans;
+  const patched = await gw.admin("PATCH", "/v1/admin/settings", JSON.parse('{"plans":{"__proto__":{"requests_per_minute":2,"tokens_per_minute":100000}}}'));
+  expect(patched.body.plans).toEqual(before);
+  const key = await keyOnPlan("never-defined");
+  for (let i = 0; i < 10; i++) expect((await chat(key)).status).toBe(200);
+  expect((await chat(key)).status).toBe(429);
+  clock += 60_000;
+});

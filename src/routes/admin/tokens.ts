@@ -8,11 +8,17 @@ import { PermissionSchema } from "../../auth/permissions.ts";
 import { tokenView } from "../../admin/views.ts";
 import { createToken } from "../../accounts/create-token.ts";
 import type { TokenRow } from "../../db/schema.ts";
+import { isRealDate } from "../../lib/time.ts";
 
+const ISO_TIME_MESSAGE = "must be an ISO 8601 time, e.g. 2026-12-31T00:00:00Z";
+// valibot's isoTimestamp also takes forms Date.parse cannot read (a zone of hours only, +05):
+// those must be refused, not stored as a NaN that the database keeps as "never expires".
 const IsoTime = v.pipe(
   v.string("must be an ISO 8601 time"),
-  v.isoTimestamp("must be an ISO 8601 time, e.g. 2026-12-31T00:00:00Z"),
-  v.transform((s) => Date.parse(s)),
+  v.isoTimestamp(ISO_TIME_MESSAGE),
+  v.check((text) => isRealDate(text.slice(0, 10)), "is not a calendar date"),
+  v.transform((text) => Date.parse(text)),
+  v.check((ms) => Number.isFinite(ms), ISO_TIME_MESSAGE),
 );
 const Permissions = v.pipe(v.array(PermissionSchema, "must be an array of permissions"), v.transform((p) => [...new Set(p)]));
 const Models = v.nullable(v.array(v.pipe(v.string(), v.minLength(1))));

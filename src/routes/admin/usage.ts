@@ -4,7 +4,7 @@ import type { Services } from "../../services.ts";
 import { badRequest } from "../../errors/gateway-error.ts";
 import { parsePaging } from "../../admin/paging.ts";
 import { microsToUsd } from "../../lib/money.ts";
-import { isoOf } from "../../lib/time.ts";
+import { isoOf, isRealDate } from "../../lib/time.ts";
 
 /** Date only, or a date and time with optional seconds, fraction and zone. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -13,18 +13,12 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
 function parseDate(name: string, text: string | undefined, endOfDay: boolean): number | undefined {
   if (text === undefined || text === "") return undefined;
   const ms = ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
-  // Some engines roll 2026-02-30 over to March 2; a date that does not exist is refused.
   if (!Number.isNaN(ms) && !isRealDate(text.slice(0, 10))) throw badRequest(`Invalid '${name}': ${text.slice(0, 10)} is not a calendar date`);
   if (Number.isNaN(ms)) throw badRequest(`Invalid '${name}': must be an ISO 8601 date, e.g. 2026-11-01 or 2026-11-01T12:00:00Z`);
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
   return dateOnly && endOfDay ? ms + 86_400_000 - 1 : ms;
 }
 
-function isRealDate(ymd: string): boolean {
-  const [year, month, day] = ymd.split("-").map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
 
 /** GET /v1/admin/usage (spec 4.12): filters user_id, start_date, end_date; newest first. */
 export function adminUsageRoutes(services: Services) {
