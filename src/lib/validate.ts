@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { badRequest } from "../errors/gateway-error.ts";
+import { badRequest, GatewayError } from "../errors/gateway-error.ts";
 
 /** The dotted path of a valibot issue, e.g. `messages[0].role`. */
 function pathOf(issue: v.BaseIssue<unknown>): string {
@@ -45,7 +45,13 @@ export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknow
 
 /** Reads a request body as a JSON object, or throws a 400 when it is not one. */
 export async function readJsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await request.text();
+  } catch {
+    // The body broke off: the client hung up mid-request, which is not the gateway's error.
+    throw new GatewayError(499, "The client closed the request before its body was complete");
+  }
   if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
   let body: unknown;
   try {
