@@ -94,26 +94,28 @@ async function readLimited(response: Response): Promise<string> {
   return text;
 }
 
-/**
- * Reads a 2xx body as text. A body the upstream breaks off is a protocol UpstreamError and
- * one the deadline cut short a timeout, not the gateway's own failure (a 500).
- */
+/** The UpstreamError for a body read that failed: cut short by the deadline, or broken off by the upstream. */
+function bodyReadError(error: unknown): UpstreamError {
+  if ((error as { name?: unknown } | null)?.name === "TimeoutError") return new UpstreamError("timeout", "the upstream did not finish its answer in time");
+  return new UpstreamError("protocol", "the upstream broke off its answer");
+}
+
+/** Reads a 2xx body as text, or throws an UpstreamError (a failed read is the upstream's failure, not the gateway's 500). */
 export async function readText(response: Response): Promise<string> {
   try {
     return await response.text();
   } catch (error) {
-    if ((error as { name?: unknown } | null)?.name === "TimeoutError") throw new UpstreamError("timeout", "the upstream did not finish its answer in time");
-    throw new UpstreamError("protocol", "the upstream broke off its answer");
+    throw bodyReadError(error);
   }
 }
 
-/** Reads a 2xx body as JSON, or throws an UpstreamError (see readText). */
+/** Reads a 2xx body as JSON, or throws an UpstreamError: not JSON, or see readText. */
 export async function readJson(response: Response): Promise<unknown> {
-  const text = await readText(response);
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+    return await response.json();
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+    throw bodyReadError(error);
   }
 }
 
