@@ -192,3 +192,42 @@ describe.each(CALLERS.map((c) => [c]))("second turn with the tool result, caller
     expect(text).toContain("light rain");
   });
 });
+
+describe("a gemini upstream's parallel calls of one function, which Gemini sends without ids", () => {
+  const usageMetadata = { promptTokenCount: 5, candidatesTokenCount: 5, totalTokenCount: 10 };
+  const twoCalls = {
+    candidates: [
+      {
+        content: { role: "model", parts: [{ functionCall: { name: "get_weather", args: { location: "Paris" } } }, { functionCall: { name: "get_weather", args: { location: "London" } } }] },
+        finishReason: "STOP",
+      },
+    ],
+    usageMetadata,
+  };
+
+  test("an openai caller gets two distinct ids, and its two results go back to Gemini as two functionResponses", async () => {
+    world.upstreams.gemini.setBehavior({ response: twoCalls });
+    const question = { role: "user" as const, content: "Paris and London?" };
+    const first = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: [question], tools: [openAiWeatherTool] });
+    const message = first.choices[0]!.message;
+    const ids = message.tool_calls!.map((c) => c.id);
+    expect(new Set(ids).size).toBe(2);
+
+    world.reset();
+    await world.openai.chat.completions.create({
+      model: MODELS.gemini,
+      tools: [openAiWeatherTool],
+      messages: [question, message, ...ids.map((id, i) => ({ role: "tool" as const, tool_call_id: id, content: i === 0 ? "18 C" : "12 C" }))],
+    });
+    const answers = onlyRequest(world, "gemini").body.contents.flatMap((c: { parts: any[] }) => c.parts).filter((p: any) => p.functionResponse);
+    expect(answers.map((p: any) => p.functionResponse.name)).toEqual(["get_weather", "get_weather"]);
+  });
+
+  test("an anthropic caller gets two distinct tool_use ids", async () => {
+    world.upstreams.gemini.setBehavior({ response: twoCalls });
+    const message = await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 100, messages: [{ role: "user", content: "Paris and London?" }], tools: [anthropicWeatherTool] });
+    const ids = message.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+  });
+});

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { newId } from "../../lib/random-id.ts";
 import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
@@ -64,7 +65,9 @@ export function contentOfGemini(body: GeminiResponse): ContentPart[] {
     if (part.text !== undefined && part.text !== "") content.push({ type: "text", text: part.text });
     if (part.functionCall) {
       const call = part.functionCall;
-      content.push({ type: "tool_call", id: call.id ?? call.name, name: call.name, arguments: JSON.stringify(call.args ?? {}) });
+      // Gemini pairs calls and responses by name and often sends no id; OpenAI and Anthropic
+      // callers key tool results by id, so two calls of one function need ids of their own.
+      content.push({ type: "tool_call", id: call.id ?? newId("call"), name: call.name, arguments: JSON.stringify(call.args ?? {}) });
     }
   }
   return content;
