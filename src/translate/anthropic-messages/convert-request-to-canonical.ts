@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
-import { isModelledBlock, type MessagesRequest } from "./request-schema.ts";
+import { isCustomTool, isModelledBlock, type MessagesRequest } from "./request-schema.ts";
 
 type Block = Exclude<MessagesRequest["messages"][number]["content"], string>[number];
 type Tool = NonNullable<MessagesRequest["tools"]>[number];
@@ -66,9 +66,8 @@ function toolChoiceOf(choice: MessagesRequest["tool_choice"]): ToolChoice | unde
 function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   for (const [i, tool] of tools.entries()) {
-    if (tool.type === undefined || tool.type === "custom") {
-      out.push({ name: tool.name, description: tool.description as string | undefined, parameters: tool.input_schema as Record<string, unknown> });
-    } else untranslated.input.push(`tools[${i}] (${tool.type})`);
+    if (isCustomTool(tool)) out.push({ name: tool.name, description: tool.description, parameters: tool.input_schema });
+    else untranslated.input.push(`tools[${i}] (${tool.type})`);
   }
   return out;
 }

@@ -49,6 +49,11 @@ const CustomTool = v.looseObject({
 const ServerTool = v.looseObject({ type: v.pipe(v.string(), v.check((type) => type !== "custom")), name: v.string() });
 const Tool = v.variant("type", [CustomTool, ServerTool]);
 
+/** A tool the caller defines (name, description, input_schema), as opposed to a server tool. */
+export type CustomTool = v.InferOutput<typeof CustomTool>;
+/** Whether `tool` is one the caller defines; a server tool's `type` names it instead. */
+export const isCustomTool = (tool: { type?: string }): tool is CustomTool => tool.type === undefined || tool.type === "custom";
+
 const ToolChoice = v.variant("type", [
   v.looseObject({ type: v.literal("auto") }),
   v.looseObject({ type: v.literal("any") }),
