@@ -231,3 +231,66 @@ describe("a gemini upstream's parallel calls of one function, which Gemini sends
     expect(new Set(ids).size).toBe(2);
   });
 });
+
+describe("an openai upstream's streamed tool-call fragments, known only by their index", () => {
+  const question = "Paris and London?";
+  const streamAnthropic = async () =>
+    world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 100, messages: [{ role: "user", content: question }], tools: [anthropicWeatherTool] }).finalMessage();
+  const streamGenai = async () => {
+    const calls: { id?: string; name?: string; args?: unknown }[] = [];
+    const stream = await world.genai.models.generateContentStream({ model: MODELS.openai, contents: question, config: { tools: [genaiWeatherTool] } });
+    for await (const chunk of stream) calls.push(...(chunk.functionCalls ?? []));
+    return calls;
+  };
+
+  describe("two parallel calls whose fragments interleave (0, 1, 0, 1)", () => {
+    beforeEach(() => world.upstreams.openai.setBehavior({ streamFixture: "openai-chat-tool-stream-interleaved.sse" }));
+
+    test("an anthropic caller gets two whole tool_use blocks, each with its own input, one block open at a time", async () => {
+      const stream = world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 100, messages: [{ role: "user", content: question }], tools: [anthropicWeatherTool] });
+      let openBlock: number | null = null;
+      const misplaced: string[] = [];
+      stream.on("streamEvent", (event) => {
+        if (event.type === "content_block_start") openBlock = event.index;
+        else if (event.type === "content_block_stop") openBlock = null;
+        else if (event.type === "content_block_delta" && event.index !== openBlock) misplaced.push(`delta for block ${event.index} while ${openBlock} is open`);
+      });
+      const message = await stream.finalMessage();
+      expect(misplaced).toEqual([]);
+      const uses = message.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, input: b.input }] : []));
+      expect(uses).toEqual([
+        { id: "call_Interleaved0aB3", input: { location: "Paris" } },
+        { id: "call_Interleaved1cD5", input: { location: "London" } },
+      ]);
+      expect(message.stop_reason).toBe("tool_use");
+    });
+
+    test("a genai caller gets both calls with their arguments", async () => {
+      const calls = await streamGenai();
+      expect(calls.map((c) => c.args)).toEqual([{ location: "Paris" }, { location: "London" }]);
+    });
+  });
+
+  describe("one call whose id and name are repeated on a later fragment", () => {
+    beforeEach(() => world.upstreams.openai.setBehavior({ streamFixture: "openai-chat-tool-stream-repeated-header.sse" }));
+
+    test("an anthropic caller gets one tool_use with the whole input", async () => {
+      const message = await streamAnthropic();
+      expect(message.content.map((b) => (b.type === "tool_use" ? b.input : b.type))).toEqual([{ location: "Paris" }]);
+    });
+
+    test("a genai caller gets one call with the whole arguments", async () => {
+      const calls = await streamGenai();
+      expect(calls.map((c) => ({ name: c.name, args: c.args }))).toEqual([{ name: "get_weather", args: { location: "Paris" } }]);
+    });
+
+    test("an openai caller, through the relay, still reassembles one call", async () => {
+      const final = await world.openai.chat.completions
+        .stream({ model: MODELS.openai, messages: [{ role: "user", content: question }], tools: [openAiWeatherTool] })
+        .finalChatCompletion();
+      const calls = final.choices[0]!.message.tool_calls!;
+      expect(calls).toHaveLength(1);
+      expect(calls[0]!.type === "function" && JSON.parse(calls[0]!.function.arguments)).toEqual({ location: "Paris" });
+    });
+  });
+});

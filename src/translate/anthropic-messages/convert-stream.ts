@@ -106,9 +106,20 @@ function stripNulls<T extends object>(value: T): Partial<T> {
  * Canonical parts -> the Anthropic event sequence: message_start, content_block_start /
  * delta / stop per block, message_delta with stop_reason and usage, message_stop. An error
  * part becomes an `error` event and ends the stream.
+ *
+ * Anthropic streams one block at a time, but an OpenAI-format upstream may interleave the
+ * fragments of parallel tool calls. The open tool block streams live; a call that starts
+ * while the open call's arguments are not yet whole JSON waits, its fragments gathered, and
+ * is written as its own block once the open one is whole (or the answer moves on). In the
+ * usual order, one call after another, nothing waits.
  */
 export function renderAnthropicEvents(model: string, fallbackId: string): StreamStep<StreamPart, string> {
   let openBlock: { index: number; kind: "text" | "tool"; toolIndex?: number } | null = null;
+  /** The arguments the open tool block has streamed so far. */
+  let openArguments = "";
+  const waitingCalls = new Map<number, { id: string; name: string; arguments: string }>();
+  /** Block index of each tool call already written, for fragments that come after its block closed. */
+  const blockOfCall = new Map<number, number>();
   let nextBlock = 0;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
@@ -134,6 +145,24 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
     if (openBlock) emit(controller, "content_block_stop", { index: openBlock.index });
     openBlock = null;
   };
+  const argumentsDelta = (controller: StepOutput<string>, index: number, partialJson: string) =>
+    emit(controller, "content_block_delta", { index, delta: { type: "input_json_delta", partial_json: partialJson } });
+  const openToolBlock = (controller: StepOutput<string>, toolIndex: number, id: string, name: string, gathered = "") => {
+    closeBlock(controller);
+    openBlock = { index: nextBlock++, kind: "tool", toolIndex };
+    openArguments = gathered;
+    blockOfCall.set(toolIndex, openBlock.index);
+    emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "tool_use", id, name, input: {} } });
+    if (gathered) argumentsDelta(controller, openBlock.index, gathered);
+  };
+  /** Writes the waiting calls in order; with `all` false, stops at one whose arguments are still incomplete, leaving it open. */
+  const releaseWaitingCalls = (controller: StepOutput<string>, all: boolean) => {
+    for (const [toolIndex, call] of waitingCalls) {
+      waitingCalls.delete(toolIndex);
+      openToolBlock(controller, toolIndex, call.id, call.name, call.arguments);
+      if (!all && !isWholeJson(call.arguments)) return;
+    }
+  };
   return endAtError(anthropicErrorEvent, {
     transform(part, controller) {
       if (part.type === "native") return;
@@ -144,6 +173,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
           break;
         case "text-delta":
           if (openBlock?.kind !== "text") {
+            releaseWaitingCalls(controller, true);
             closeBlock(controller);
             openBlock = { index: nextBlock++, kind: "text" };
             emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "text", text: "" } });
@@ -151,15 +181,24 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
           emit(controller, "content_block_delta", { index: openBlock.index, delta: { type: "text_delta", text: part.text } });
           break;
         case "tool-call-start":
-          closeBlock(controller);
-          openBlock = { index: nextBlock++, kind: "tool", toolIndex: part.index };
-          emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "tool_use", id: part.id, name: part.name, input: {} } });
+          if (openBlock?.kind === "tool" && !isWholeJson(openArguments)) waitingCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
+          else openToolBlock(controller, part.index, part.id, part.name);
           break;
-        case "tool-call-delta":
-          if (openBlock?.kind === "tool") {
-            emit(controller, "content_block_delta", { index: openBlock.index, delta: { type: "input_json_delta", partial_json: part.argumentsDelta } });
+        case "tool-call-delta": {
+          const waiting = waitingCalls.get(part.index);
+          if (waiting) waiting.arguments += part.argumentsDelta;
+          else if (openBlock?.kind === "tool" && openBlock.toolIndex === part.index) {
+            argumentsDelta(controller, openBlock.index, part.argumentsDelta);
+            openArguments += part.argumentsDelta;
+            if (waitingCalls.size > 0 && isWholeJson(openArguments)) releaseWaitingCalls(controller, false);
+          } else {
+            // A fragment of a call whose block already closed: sent under that block's index,
+            // where the SDKs' accumulators (which key blocks by index) put it.
+            const block = blockOfCall.get(part.index);
+            if (block !== undefined) argumentsDelta(controller, block, part.argumentsDelta);
           }
           break;
+        }
         case "usage":
           usage = part.usage;
           break;
@@ -170,12 +209,24 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
     },
     flush(controller) {
       start(controller, "");
+      releaseWaitingCalls(controller, true);
       closeBlock(controller);
       const final = usageToAnthropic(usage ?? { inputTokens: 0, outputTokens: 0 });
       emit(controller, "message_delta", { delta: { stop_reason: toAnthropicStopReason(finish), stop_sequence: null }, usage: final });
       emit(controller, "message_stop", {});
     },
   });
+}
+
+/** Whether streamed tool arguments so far form a whole JSON value. */
+function isWholeJson(text: string): boolean {
+  if (!/[}\]]\s*$/.test(text)) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** One Anthropic event: named by its type, which its data repeats. */

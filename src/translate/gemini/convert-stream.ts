@@ -93,7 +93,7 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
           controller.enqueue(chunk([{ text: part.text }]));
           break;
         case "tool-call-start":
-          pendingCalls.set(part.index, { id: part.id, name: part.name, args: "" });
+          if (!pendingCalls.has(part.index)) pendingCalls.set(part.index, { id: part.id, name: part.name, args: "" });
           break;
         case "tool-call-delta": {
           const call = pendingCalls.get(part.index);

@@ -8,6 +8,7 @@ import { endAtError } from "../end-at-error.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
+import { newId } from "../../lib/random-id.ts";
 
 const ChunkSchema = v.looseObject({
   id: v.optional(v.string()),
@@ -45,8 +46,13 @@ const ChunkSchema = v.looseObject({
  * Upstream OpenAI chunk events -> canonical parts. A stream that stops before both a
  * finish_reason and `[DONE]` was cut short and ends with an error part. With `native`,
  * each chunk is also given as it came (a native part), for a relay to an OpenAI caller.
+ *
+ * A tool-call fragment is known only by its `index`, as the OpenAI SDK accumulates them:
+ * the first fragment of an index starts the call, and an `id` or `name` that some
+ * OpenAI-compatible servers repeat on later fragments does not start it again.
  */
 export function decodeOpenAiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
+  const startedCalls = new Set<number>();
   let started = false;
   let finished = false;
   let done = false;
@@ -74,8 +80,9 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
         if (delta?.content) controller.enqueue({ type: "text-delta", text: delta.content });
         for (const call of delta?.tool_calls ?? []) {
           const index = call.index ?? 0;
-          if (call.id || call.function?.name) {
-            controller.enqueue({ type: "tool-call-start", index, id: call.id ?? "", name: call.function?.name ?? "" });
+          if (!startedCalls.has(index)) {
+            startedCalls.add(index);
+            controller.enqueue({ type: "tool-call-start", index, id: call.id || newId("call"), name: call.function?.name ?? "" });
           }
           if (call.function?.arguments) controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: call.function.arguments });
         }
