@@ -27,6 +27,9 @@ export interface ToolDefinition {
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
+/** A shape the answer's text must take: any JSON, or JSON matching a schema. */
+export type ResponseFormat = { type: "json" } | { type: "json_schema"; schema: Record<string, unknown>; name?: string; strict?: boolean };
+
 export interface SamplingParams {
   temperature?: number;
   topP?: number;
@@ -72,6 +75,9 @@ export interface ChatRequest {
   params: SamplingParams;
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** False when the caller wants at most one tool call per turn. */
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
   stream: boolean;
 }
 

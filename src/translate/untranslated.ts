@@ -2,6 +2,7 @@ import type { ChatRequest } from "../canonical/chat.ts";
 import type { ChatAdapter } from "../upstreams/adapter.ts";
 import type { UpstreamWarnings } from "../upstreams/warnings.ts";
 import { badRequest, type GatewayError } from "../errors/gateway-error.ts";
+import { fieldsLeftBehind } from "./carried-fields.ts";
 
 /** Whether `adapter` receives the caller's own body, and with it everything the canonical form leaves out. */
 export function speaksCallerFormat(request: ChatRequest, adapter: ChatAdapter): boolean {
@@ -21,7 +22,11 @@ export function untranslatableError(request: ChatRequest): GatewayError {
   );
 }
 
-/** Notes, for an upstream of another format, the replayed content it is sent without. */
+/** Notes, for an upstream of another format, the replayed content and the request fields it is sent without. */
 export function warnLeftOut(request: ChatRequest, warnings: UpstreamWarnings): void {
-  for (const item of request.native?.untranslated?.replay ?? []) warnings.add(item, `left out: only a ${request.native!.format} upstream takes it`);
+  const native = request.native;
+  if (!native) return;
+  const onlyNative = `only an upstream of the ${native.format} format takes it`;
+  for (const item of native.untranslated?.replay ?? []) warnings.add(item, `left out: ${onlyNative}`);
+  for (const field of fieldsLeftBehind(native.format, native.body)) warnings.add(field, `not passed on: ${onlyNative}`);
 }

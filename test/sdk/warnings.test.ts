@@ -49,3 +49,100 @@ test("no warning when nothing is dropped: frequency_penalty to a gemini upstream
   expect(response.headers.get("x-gateway-warnings")).toBeNull();
   expect(onlyRequest(world, "gemini").body.generationConfig.frequencyPenalty).toBe(0.5);
 });
+
+const hello = [{ role: "user" as const, content: "Hello" }];
+const citySchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+const warningsOf = (response: Response) => response.headers.get("x-gateway-warnings") ?? "";
+
+test("openai response_format json_schema -> gemini upstream: responseMimeType and responseJsonSchema, no warning", async () => {
+  const response = await post({ model: MODELS.gemini, messages: hello, response_format: { type: "json_schema", json_schema: { name: "city", schema: citySchema, strict: true } } });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(response.headers.get("x-gateway-warnings")).toBeNull();
+  const config = onlyRequest(world, "gemini").body.generationConfig;
+  expect(config.responseMimeType).toBe("application/json");
+  expect(config.responseJsonSchema).toEqual(citySchema);
+});
+
+test("openai response_format json_object -> anthropic upstream, which has no JSON mode: named in x-gateway-warnings", async () => {
+  const response = await post({ model: MODELS.anthropic, messages: hello, response_format: { type: "json_object" } });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(warningsOf(response)).toContain("response_format");
+});
+
+test("genai responseMimeType + responseSchema -> openai upstream: response_format json_schema with JSON Schema types", async () => {
+  const { text } = await world.genai.models.generateContent({
+    model: MODELS.openai,
+    contents: "Hello",
+    config: { responseMimeType: "application/json", responseSchema: { type: "OBJECT" as any, properties: { city: { type: "STRING" as any } } } },
+  });
+  expect(typeof text).toBe("string");
+  expect(onlyRequest(world, "openai").body.response_format).toEqual({
+    type: "json_schema",
+    json_schema: { name: "response", schema: { type: "object", properties: { city: { type: "string" } } } },
+  });
+});
+
+test("openai parallel_tool_calls false -> anthropic upstream: tool_choice.disable_parallel_tool_use", async () => {
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } }];
+  const response = await post({ model: MODELS.anthropic, messages: hello, tools, parallel_tool_calls: false });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(response.headers.get("x-gateway-warnings")).toBeNull();
+  expect(onlyRequest(world, "anthropic").body.tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+});
+
+test("anthropic disable_parallel_tool_use -> openai upstream: parallel_tool_calls false", async () => {
+  await world.anthropic.messages.create({
+    model: MODELS.openai,
+    max_tokens: 50,
+    messages: hello,
+    tools: [{ name: "get_weather", input_schema: { type: "object", properties: {} } }],
+    tool_choice: { type: "any", disable_parallel_tool_use: true },
+  });
+  const body = onlyRequest(world, "openai").body;
+  expect(body.parallel_tool_calls).toBe(false);
+  expect(body.tool_choice).toBe("required");
+});
+
+test("fields the canonical form does not carry are each named for an upstream of another format", async () => {
+  const { response } = await world.anthropic.messages
+    .create({ model: MODELS.gemini, max_tokens: 2000, messages: hello, thinking: { type: "enabled", budget_tokens: 1024 }, metadata: { user_id: "u-1" } })
+    .withResponse();
+  expect(warningsOf(response)).toContain("thinking: not passed on: only an upstream of the anthropic format takes it");
+  expect(warningsOf(response)).toContain("metadata");
+
+  const gemini = await world.gw.fetch(`/v1beta/models/${MODELS.openai}:generateContent`, {
+    method: "POST",
+    headers: bearer(world.key),
+    body: JSON.stringify({
+      contents: [{ role: "user", parts: [{ text: "Hello" }] }],
+      safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
+      generationConfig: { temperature: 0.5, thinkingConfig: { thinkingBudget: 0 } },
+    }),
+  });
+  expect(gemini.status).toBe(200);
+  await gemini.arrayBuffer();
+  expect(warningsOf(gemini)).toContain("safetySettings");
+  expect(warningsOf(gemini)).toContain("generationConfig.thinkingConfig");
+  expect(warningsOf(gemini)).not.toContain("temperature");
+});
+
+test("the same fields reach an upstream of the caller's own format untouched, with no warning", async () => {
+  const responseFormat = { type: "json_schema", json_schema: { name: "city", schema: citySchema, strict: true } };
+  const response = await post({ model: MODELS.openai, messages: hello, response_format: responseFormat, logprobs: true, user: "u-1" });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(response.headers.get("x-gateway-warnings")).toBeNull();
+  const body = onlyRequest(world, "openai").body;
+  expect(body.response_format).toEqual(responseFormat);
+  expect(body.logprobs).toBe(true);
+});
+
+test("the demo model, which answers in prose, says so when JSON is asked for", async () => {
+  const response = await post({ model: MODELS.mock, messages: hello, response_format: { type: "json_object" } });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(warningsOf(response)).toContain("response_format: the demo model answers in prose");
+});

@@ -62,10 +62,15 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
   if (request.tools) {
     body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   }
-  if (request.toolChoice !== undefined) {
-    const choice = request.toolChoice;
-    body.tool_choice = typeof choice === "object" ? { type: "tool", name: choice.name } : { type: choice === "required" ? "any" : choice };
+  const choice = request.toolChoice;
+  const oneCallOnly = request.parallelToolCalls === false && request.tools !== undefined && choice !== "none";
+  if (choice !== undefined || oneCallOnly) {
+    body.tool_choice = {
+      ...(typeof choice === "object" ? { type: "tool", name: choice.name } : { type: choice === "required" ? "any" : (choice ?? "auto") }),
+      ...(oneCallOnly ? { disable_parallel_tool_use: true } : {}),
+    };
   }
+  if (request.responseFormat) warnings.add("response_format", "not supported by the upstream; the answer is not held to JSON");
   if (request.stream) body.stream = true;
   return body;
 }

@@ -90,6 +90,7 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
     },
     tools: tools && tools.length > 0 ? tools : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: body.tool_choice && "disable_parallel_tool_use" in body.tool_choice && body.tool_choice.disable_parallel_tool_use ? false : undefined,
     stream: body.stream === true,
   };
 }

@@ -54,11 +54,12 @@ export type CustomTool = v.InferOutput<typeof CustomTool>;
 /** Whether `tool` is one the caller defines; a server tool's `type` names it instead. */
 export const isCustomTool = (tool: { type?: string }): tool is CustomTool => tool.type === undefined || tool.type === "custom";
 
+const disableParallelToolUse = v.optional(v.boolean("must be a boolean"));
 const ToolChoice = v.variant("type", [
-  v.looseObject({ type: v.literal("auto") }),
-  v.looseObject({ type: v.literal("any") }),
+  v.looseObject({ type: v.literal("auto"), disable_parallel_tool_use: disableParallelToolUse }),
+  v.looseObject({ type: v.literal("any"), disable_parallel_tool_use: disableParallelToolUse }),
   v.looseObject({ type: v.literal("none") }),
-  v.looseObject({ type: v.literal("tool"), name: v.string() }),
+  v.looseObject({ type: v.literal("tool"), name: v.string(), disable_parallel_tool_use: disableParallelToolUse }),
 ]);
 
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */

@@ -60,6 +60,11 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   if (p.presencePenalty !== undefined) generationConfig.presencePenalty = p.presencePenalty;
   if (p.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = p.frequencyPenalty;
   if (p.seed !== undefined) generationConfig.seed = p.seed;
+  const format = request.responseFormat;
+  if (format) generationConfig.responseMimeType = "application/json";
+  // responseJsonSchema takes JSON Schema as it is ($ref, additionalProperties...), which the
+  // OpenAPI subset of responseSchema would refuse.
+  if (format?.type === "json_schema") generationConfig.responseJsonSchema = format.schema;
   const body: Record<string, unknown> = { contents, generationConfig };
   if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join("\n\n") }] };
   if (request.tools) {
@@ -75,5 +80,6 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
     };
   }
   if (p.stop && p.stop.length > 5) warnings.add("stop", "the upstream takes at most 5 stop sequences");
+  if (request.parallelToolCalls === false && request.tools) warnings.add("parallel_tool_calls", "not supported by the upstream; it may call several tools at once");
   return body;
 }

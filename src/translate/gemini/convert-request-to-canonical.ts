@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, Untranslated } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
@@ -91,6 +91,13 @@ function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
   return "auto";
 }
 
+/** JSON output asked for with responseMimeType, held to the schema given in either of Gemini's two schema fields. */
+function responseFormatOf(config: NonNullable<GenerateContentRequest["generationConfig"]>): ResponseFormat | undefined {
+  if (config.responseMimeType !== "application/json") return undefined;
+  const schema = config.responseJsonSchema ?? (config.responseSchema && (lowerCaseSchemaTypes(config.responseSchema) as Record<string, unknown>));
+  return schema ? { type: "json_schema", schema } : { type: "json" };
+}
+
 /** A validated generateContent body for `model` in the canonical form, the body itself kept for a gemini upstream. */
 export function convertGeminiRequestToCanonical(body: GenerateContentRequest, model: string, stream: boolean): ChatRequest {
   const config = body.generationConfig ?? {};
@@ -123,6 +130,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
             parameters: (d.parametersJsonSchema ?? lowerCaseSchemaTypes(d.parameters ?? { type: "object", properties: {} })) as Record<string, unknown>,
           })),
     toolChoice: toolChoiceOf(body),
+    responseFormat: responseFormatOf(config),
     stream,
   };
 }

@@ -46,6 +46,13 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
     body.tool_choice =
       typeof request.toolChoice === "string" ? request.toolChoice : { type: "function", function: { name: request.toolChoice.name } };
   }
+  // OpenAI refuses parallel_tool_calls in a request without tools.
+  if (request.parallelToolCalls !== undefined && request.tools) body.parallel_tool_calls = request.parallelToolCalls;
+  const format = request.responseFormat;
+  if (format?.type === "json") body.response_format = { type: "json_object" };
+  else if (format?.type === "json_schema") {
+    body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };
+  }
   if (request.stream) {
     body.stream = true;
     // Always asked for: billing settles from the usage the upstream reports.

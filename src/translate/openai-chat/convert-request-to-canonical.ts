@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, Untranslated } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import { isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
@@ -31,6 +31,13 @@ function messageToCanonical(message: OpenAiMessage, i: number, untranslated: Unt
   return { role: message.role === "developer" ? "system" : message.role, parts };
 }
 
+function responseFormatOf(format: ChatCompletionRequest["response_format"]): ResponseFormat | undefined {
+  if (format?.type === "json_object") return { type: "json" };
+  if (format?.type !== "json_schema") return undefined;
+  const { name, schema, strict } = format.json_schema;
+  return { type: "json_schema", name, schema: schema ?? {}, strict: strict ?? undefined };
+}
+
 function toolChoiceOf(choice: ChatCompletionRequest["tool_choice"]): ToolChoice | undefined {
   if (choice === undefined || typeof choice === "string") return choice;
   return { name: choice.function.name };
@@ -59,6 +66,8 @@ export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest)
       parameters: t.function.parameters ?? { type: "object", properties: {} },
     })),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    responseFormat: responseFormatOf(body.response_format),
     stream: body.stream === true,
   };
 }

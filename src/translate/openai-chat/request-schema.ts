@@ -60,6 +60,24 @@ const ToolChoice = v.union(
   "must be 'auto', 'none', 'required' or {type:'function', function:{name}}",
 );
 
+const ResponseFormat = v.variant(
+  "type",
+  [
+    v.looseObject({ type: v.literal("text") }),
+    v.looseObject({ type: v.literal("json_object") }),
+    v.looseObject({
+      type: v.literal("json_schema"),
+      json_schema: v.looseObject({
+        name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "name must be 1-64 letters, digits, '_' or '-'")),
+        description: v.optional(v.string()),
+        schema: v.optional(v.record(v.string(), v.unknown())),
+        strict: v.optional(v.nullable(v.boolean())),
+      }),
+    }),
+  ],
+  "must have type 'text', 'json_object' or 'json_schema'",
+);
+
 /**
  * POST /v1/chat/completions, validated as spec 4.1. Unknown fields are kept (loose) so a
  * same-format upstream receives them; known fields are checked strictly.
@@ -85,6 +103,8 @@ export const ChatCompletionRequestSchema = v.looseObject({
   ),
   tools: v.optional(v.array(Tool)),
   tool_choice: v.optional(ToolChoice),
+  parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
+  response_format: v.optional(v.nullable(ResponseFormat)),
   n: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only n = 1 is supported")))),
   seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
   user: v.optional(v.string()),

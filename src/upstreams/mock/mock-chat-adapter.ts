@@ -1,4 +1,5 @@
-import type { StreamPart } from "../../canonical/chat.ts";
+import type { ChatRequest, StreamPart } from "../../canonical/chat.ts";
+import type { UpstreamWarnings } from "../warnings.ts";
 import type { ChatAdapter } from "../adapter.ts";
 import { randomBase62 } from "../../lib/random-id.ts";
 import { mockChatReply } from "./mock-chat-reply.ts";
@@ -10,6 +11,7 @@ import { batchesOf } from "../../streams/batch-source.ts";
  */
 export const mockChatAdapter: ChatAdapter = {
   async complete(request, call) {
+    warnProse(request, call.warnings);
     const reply = mockChatReply(request);
     return {
       id: `mock-${randomBase62(16)}`,
@@ -22,6 +24,7 @@ export const mockChatAdapter: ChatAdapter = {
   },
 
   async stream(request, call) {
+    warnProse(request, call.warnings);
     const reply = mockChatReply(request);
     const parts: StreamPart[] = [{ type: "start", id: `mock-${randomBase62(16)}`, model: call.upstreamModel, created: Math.floor(call.now() / 1000) }];
     reply.content.forEach((part, index) => {
@@ -38,3 +41,8 @@ export const mockChatAdapter: ChatAdapter = {
     return { parts: batchesOf(parts.map((part) => [part])), native: false };
   },
 };
+
+/** The echo is prose: a caller who asked for JSON is told it will not get it. */
+function warnProse(request: ChatRequest, warnings: UpstreamWarnings): void {
+  if (request.responseFormat) warnings.add("response_format", "the demo model answers in prose, not JSON");
+}
