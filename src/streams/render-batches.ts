@@ -2,14 +2,36 @@ import type { BatchSource } from "./batch-source.ts";
 import type { StepOutput, StreamStep } from "./stream-step.ts";
 
 /**
- * A response body: each batch of `source` rendered by `render` and sent as one write, as
- * soon as it arrives (an empty batch, or one the renderer holds back entirely, sends nothing). One
- * ReadableStream for the whole pipeline; a read waits for the client's pull, so a slow
- * client holds the upstream back instead of filling memory.
+ * How an event stream shows the caller that a silent-looking upstream is alive: when a
+ * delivery renders to nothing (an upstream keep-alive comment or ping, reasoning the caller's
+ * format does not show), an SSE comment is written instead, if nothing has been written for
+ * `firstAfterMs` since the body began (the comment also brings the caller the response head)
+ * or `everyMs` since the last write. Every official SDK skips comment lines, and a proxy in
+ * front with a read timeout sees bytes.
  */
-export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, string>): ReadableStream<Uint8Array> {
+export interface KeepAlive {
+  firstAfterMs: number;
+  everyMs: number;
+  now: () => number;
+}
+
+/** The comment written for a keep-alive. */
+export const KEEP_ALIVE_COMMENT = ": keep-alive\n\n";
+
+/**
+ * A response body: each batch of `source` rendered by `render` and sent as one write, as
+ * soon as it arrives (an empty batch, or one the renderer holds back entirely, sends nothing,
+ * or a keep-alive comment when `keepAlive` is given). One ReadableStream for the whole
+ * pipeline; a read waits for the client's pull, so a slow client holds the upstream back
+ * instead of filling memory.
+ */
+export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, string>, keepAlive?: KeepAlive): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let text = "";
+  const began = keepAlive?.now() ?? 0;
+  let lastWrite: number | null = null;
+  const keepAliveDue = () =>
+    keepAlive !== undefined && (lastWrite === null ? keepAlive.now() - began >= keepAlive.firstAfterMs : keepAlive.now() - lastWrite >= keepAlive.everyMs);
   const output: StepOutput<string> = {
     enqueue(piece) {
       text += piece;
@@ -33,7 +55,9 @@ export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, s
               return;
             }
             for (const item of batch) render.transform(item, output);
+            if (!text && keepAliveDue()) text = KEEP_ALIVE_COMMENT;
             if (text) {
+              if (keepAlive) lastWrite = keepAlive.now();
               controller.enqueue(take());
               return;
             }

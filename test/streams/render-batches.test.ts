@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { batchesOf, type BatchSource } from "../../src/streams/batch-source.ts";
-import { renderBatches } from "../../src/streams/render-batches.ts";
+import { KEEP_ALIVE_COMMENT, renderBatches } from "../../src/streams/render-batches.ts";
 import { tapBatches, type StreamEnd } from "../../src/streams/tap-stream.ts";
 import type { StreamStep } from "../../src/streams/stream-step.ts";
 
@@ -79,5 +79,39 @@ describe("renderBatches with tapBatches: one write per batch, the end after the 
     await expect(writesOf(body)).rejects.toThrow("render bug");
     expect(upstreamCancelled).toBe(true);
     expect(ends).toEqual(["cancelled"]);
+  });
+});
+
+describe("renderBatches with a keep-alive: a comment when a delivery renders to nothing and the caller has waited", () => {
+  /** A source whose batches each arrive at a given clock time. */
+  function timedBatches(clock: { t: number }, timed: [number, string[]][]): BatchSource<string> {
+    let next = 0;
+    return {
+      read: async () => {
+        if (next >= timed.length) return null;
+        const [at, batch] = timed[next++]!;
+        clock.t = at;
+        return batch;
+      },
+      cancel: async () => {},
+    };
+  }
+
+  test("not before firstAfterMs, then at most once per everyMs, and never in place of content", async () => {
+    const clock = { t: 0 };
+    const source = timedBatches(clock, [
+      [500, []], // too early for the first comment
+      [1_000, []], // comment: the caller has had nothing for 1 s
+      [1_500, []], // too soon after the comment
+      [2_000, ["text"]],
+      [11_000, []], // 9 s after the last write
+      [12_000, []], // comment: 10 s after the last write
+    ]);
+    const writes = await writesOf(renderBatches(source, plainRender, { firstAfterMs: 1_000, everyMs: 10_000, now: () => clock.t }));
+    expect(writes).toEqual([KEEP_ALIVE_COMMENT, "text", KEEP_ALIVE_COMMENT, "end"]);
+  });
+
+  test("without a keep-alive, deliveries that render to nothing write nothing", async () => {
+    expect(await writesOf(renderBatches(batchesOf([[], [], ["x"]]), plainRender))).toEqual(["x", "end"]);
   });
 });

@@ -9,6 +9,13 @@ import type { StreamStep } from "../../streams/stream-step.ts";
 import { renderBatches } from "../../streams/render-batches.ts";
 import { withCallerModel } from "../../translate/relay-native.ts";
 
+/**
+ * While the upstream is alive but nothing it sends is the caller's to see (pings, hidden
+ * reasoning), the caller gets an SSE comment after 1 s, so it has the response head, and then
+ * every 10 s: well inside the 60 s read timeout common in reverse proxies.
+ */
+const KEEP_ALIVE = { firstAfterMs: 1_000, everyMs: 10_000 };
+
 /** How one caller format renders the outcome: translated from canonical, or relayed from an upstream of the same format. */
 export interface ChatFormat {
   /** The whole response body for a non-streaming request. */
@@ -48,5 +55,6 @@ export async function serveChat(
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
   const render = native ? format.relayStream(request.model) : format.renderStream(request.model, requestId);
-  return modelResponse(renderBatches(parts, render), SSE_HEADERS, { rateLimitHeaders, served, requestId });
+  const keepAlive = { ...KEEP_ALIVE, now: services.now };
+  return modelResponse(renderBatches(parts, render, keepAlive), SSE_HEADERS, { rateLimitHeaders, served, requestId });
 }
