@@ -294,3 +294,56 @@ describe("an openai upstream's streamed tool-call fragments, known only by their
     });
   });
 });
+
+describe("a gemini upstream's thoughtSignature on a function call comes back to Gemini on the next turn", () => {
+  // Standard base64 with '+', '/' and padding, as Gemini sends the signature's bytes.
+  const signature = "CiQB0e2Kb+7xk3/QdQ4u9ZlP1aHq+Rr/2mTzYk0cP8X1c9yV5wsSAw==";
+  const signedCall = {
+    candidates: [
+      { content: { role: "model", parts: [{ functionCall: { name: "get_weather", args: { location: "Paris" } }, thoughtSignature: signature }] }, finishReason: "STOP" },
+    ],
+    usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 5, totalTokenCount: 10 },
+  };
+  const modelTurnCalls = () =>
+    onlyRequest(world, "gemini")
+      .body.contents.filter((c: { role: string }) => c.role === "model")
+      .flatMap((c: { parts: any[] }) => c.parts.filter((p) => p.functionCall));
+
+  test("openai caller: the call's id carries it, and the signature goes back on the model turn's functionCall part", async () => {
+    world.upstreams.gemini.setBehavior({ response: signedCall });
+    const question = { role: "user" as const, content: "Weather in Paris?" };
+    const first = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: [question], tools: [openAiWeatherTool] });
+    const message = first.choices[0]!.message;
+    const id = message.tool_calls![0]!.id;
+
+    world.reset();
+    await world.openai.chat.completions.create({
+      model: MODELS.gemini,
+      tools: [openAiWeatherTool],
+      messages: [question, message, { role: "tool", tool_call_id: id, content: "18 C" }],
+    });
+    expect(modelTurnCalls()).toEqual([{ functionCall: { name: "get_weather", args: { location: "Paris" } }, thoughtSignature: signature }]);
+  });
+
+  test("anthropic caller, streamed: a tool_use id Anthropic's own pattern accepts, and the signature goes back", async () => {
+    world.upstreams.gemini.setBehavior({ streamFixture: "gemini-tool-stream-signed.sse" });
+    const first = await world.anthropic.messages
+      .stream({ model: MODELS.gemini, max_tokens: 100, messages: [{ role: "user", content: "Weather in Paris?" }], tools: [anthropicWeatherTool] })
+      .finalMessage();
+    const use = first.content.find((b) => b.type === "tool_use")!;
+    expect(use.type === "tool_use" && use.id).toMatch(/^[a-zA-Z0-9_-]+$/);
+
+    world.reset();
+    await world.anthropic.messages.create({
+      model: MODELS.gemini,
+      max_tokens: 100,
+      tools: [anthropicWeatherTool],
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: use.type === "tool_use" ? use.id : "", content: "18 C" }] },
+      ],
+    });
+    expect(modelTurnCalls()[0].thoughtSignature).toBe(signature);
+  });
+});

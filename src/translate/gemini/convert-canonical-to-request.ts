@@ -2,6 +2,7 @@ import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { schemaForGemini } from "./normalize-schema.ts";
+import { signatureInCallId } from "./thought-signature-id.ts";
 
 /** A data: URL as Gemini inline data; any other URL as file data. */
 function mediaPartOf(url: string): Record<string, unknown> {
@@ -31,8 +32,10 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
         return { text: part.text };
       case "image":
         return mediaPartOf(part.url);
-      case "tool_call":
-        return { functionCall: { name: part.name, args: parseToolArguments(part.arguments) } };
+      case "tool_call": {
+        const thoughtSignature = signatureInCallId(part.id);
+        return { functionCall: { name: part.name, args: parseToolArguments(part.arguments) }, ...(thoughtSignature ? { thoughtSignature } : {}) };
+      }
       case "tool_result":
         return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content) } };
     }

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { newId } from "../../lib/random-id.ts";
+import { callIdCarrying } from "./thought-signature-id.ts";
 import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
@@ -16,6 +17,7 @@ export const GeminiUsageSchema = v.looseObject({
 const ResponsePartSchema = v.looseObject({
   text: v.optional(v.string()),
   thought: v.optional(v.boolean()),
+  thoughtSignature: v.optional(v.string()),
   functionCall: v.optional(v.looseObject({ name: v.string(), args: v.optional(v.unknown()), id: v.optional(v.string()) })),
 });
 
@@ -67,7 +69,8 @@ export function contentOfGemini(body: GeminiResponse): ContentPart[] {
       const call = part.functionCall;
       // Gemini pairs calls and responses by name and often sends no id; OpenAI and Anthropic
       // callers key tool results by id, so two calls of one function need ids of their own.
-      content.push({ type: "tool_call", id: call.id ?? newId("call"), name: call.name, arguments: JSON.stringify(call.args ?? {}) });
+      const id = part.thoughtSignature ? callIdCarrying(part.thoughtSignature) : (call.id ?? newId("call"));
+      content.push({ type: "tool_call", id, name: call.name, arguments: JSON.stringify(call.args ?? {}) });
     }
   }
   return content;
