@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import type { Principal } from "../auth/key-cache.ts";
 import type { Permission } from "../auth/permissions.ts";
@@ -17,32 +17,79 @@ const PERMISSION_OF_MODE: Record<ModelMode, Permission> = {
   transcription: "audio",
 };
 
-/** A spec 2.5 model record, or null when the caller may not use the model. */
-function modelView(services: Services, principal: Principal, id: string) {
+/** A model the calling key may use: its ID, mode and when its first channel was created (ms). */
+interface UsableModel {
+  id: string;
+  mode: ModelMode;
+  created: number;
+}
+
+/** The model, or null when the caller may not use it. */
+function usableModel(services: Services, principal: Principal, id: string): UsableModel | null {
   const channels = services.channels.candidatesFor(id);
   if (channels.length === 0) return null;
   if (principal.models !== null && !principal.models.has(id)) return null;
   const mode = services.prices.get(id)?.mode ?? "chat";
   if (!principal.permissions.has(PERMISSION_OF_MODE[mode])) return null;
-  const created = Math.min(...channels.map((c) => c.createdAt));
-  return { id, object: "model", created: Math.floor(created / 1000), owned_by: channels[0]!.type, mode };
+  return { id, mode, created: Math.min(...channels.map((c) => c.createdAt)) };
 }
 
-/** GET /v1/models and /v1/models/{id}: what the calling key may use. */
+function usableModels(services: Services, principal: Principal): UsableModel[] {
+  return [...services.channels.models]
+    .sort()
+    .map((id) => usableModel(services, principal, id))
+    .filter((m) => m !== null);
+}
+
+function notFound(model: string): GatewayError {
+  return new GatewayError(404, `The model '${model}' does not exist or you do not have access to it`);
+}
+
+/** A spec 2.5 model record. */
+function openAiModel(services: Services, model: UsableModel) {
+  const owner = services.channels.candidatesFor(model.id)[0]?.type ?? "gateway";
+  return { id: model.id, object: "model", created: Math.floor(model.created / 1000), owned_by: owner, mode: model.mode };
+}
+
+/** The model record Anthropic's models API returns, which @anthropic-ai/sdk's models.list and retrieve read. */
+function anthropicModel(model: UsableModel) {
+  return { type: "model", id: model.id, display_name: model.id, created_at: new Date(model.created).toISOString() };
+}
+
+/** The model record Gemini's models API returns, which @google/genai's models.list and get read. */
+function geminiModel(model: UsableModel) {
+  return {
+    name: `models/${model.id}`,
+    displayName: model.id,
+    supportedGenerationMethods: model.mode === "chat" ? ["generateContent", "streamGenerateContent"] : [],
+  };
+}
+
+/** The Anthropic SDK sends this header on every call; OpenAI clients do not. */
+const speaksAnthropic = (c: Context<AppEnv>) => c.req.header("anthropic-version") !== undefined;
+
+/**
+ * GET /v1/models and /v1/models/{id} (spec 4.4): what the calling key may use, in OpenAI's
+ * shape, or Anthropic's for the Anthropic SDK; GET /v1beta/models and /v1beta/models/{id}
+ * in Gemini's shape for the genai SDK.
+ */
 export function modelRoutes(services: Services) {
   const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now });
+  const find = (c: Context<AppEnv>, id: string) => {
+    const model = usableModel(services, c.get("principal"), id);
+    if (!model) throw notFound(id);
+    return model;
+  };
   return new Hono<AppEnv>()
     .get("/v1/models", auth, (c) => {
-      const principal = c.get("principal");
-      const data = [...services.channels.models]
-        .sort()
-        .map((id) => modelView(services, principal, id))
-        .filter((m) => m !== null);
-      return c.json({ object: "list", data });
+      const models = usableModels(services, c.get("principal"));
+      if (!speaksAnthropic(c)) return c.json({ object: "list", data: models.map((m) => openAiModel(services, m)) });
+      return c.json({ data: models.map(anthropicModel), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
     })
     .get("/v1/models/:model{.+}", auth, (c) => {
-      const model = modelView(services, c.get("principal"), c.req.param("model"));
-      if (!model) throw new GatewayError(404, `The model '${c.req.param("model")}' does not exist or you do not have access to it`);
-      return c.json(model);
-    });
+      const model = find(c, c.req.param("model"));
+      return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(services, model));
+    })
+    .get("/v1beta/models", auth, (c) => c.json({ models: usableModels(services, c.get("principal")).map(geminiModel) }))
+    .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(find(c, c.req.param("model").replace(/^models\//, "")))));
 }
