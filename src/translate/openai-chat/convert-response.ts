@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import type { ChatResponse, ContentPart, FinishReason, Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
@@ -23,7 +23,11 @@ export const OpenAiChatResponseSchema = v.looseObject({
   choices: v.array(
     v.looseObject({
       message: v.optional(
-        v.looseObject({ content: v.optional(v.nullable(v.string())), tool_calls: v.optional(v.nullable(v.array(ToolCallSchema))) }),
+        v.looseObject({
+          content: v.optional(v.nullable(v.string())),
+          refusal: v.optional(v.nullable(v.string())),
+          tool_calls: v.optional(v.nullable(v.array(ToolCallSchema))),
+        }),
       ),
       finish_reason: v.optional(v.nullable(v.string())),
     }),
@@ -51,11 +55,22 @@ export function usageToOpenAi(usage: Usage) {
   };
 }
 
-/** An upstream chat.completion in the canonical form. */
+/**
+ * The finish reason of an OpenAI answer. A refusal comes with finish_reason "stop" and its
+ * text in `refusal`; other formats call it a refusal or a safety stop, so it maps there.
+ */
+export function finishOfOpenAi(finishReason: string | null | undefined, refused: boolean): FinishReason {
+  const finish = mapOpenAiFinishReason(finishReason);
+  return refused && finish === "stop" ? "content_filter" : finish;
+}
+
+/** An upstream chat.completion in the canonical form; a refusal's text is the answer's text. */
 export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
   const choice = body.choices[0];
   const content: ContentPart[] = [];
   if (choice?.message?.content) content.push({ type: "text", text: choice.message.content });
+  const refusal = choice?.message?.refusal;
+  if (refusal) content.push({ type: "text", text: refusal });
   for (const call of choice?.message?.tool_calls ?? []) {
     content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
   }
@@ -64,7 +79,7 @@ export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof 
     model: body.model ?? "",
     created: body.created ?? Math.floor(now / 1000),
     content,
-    finishReason: mapOpenAiFinishReason(choice?.finish_reason),
+    finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal)),
     usage: body.usage ? usageFromOpenAi(body.usage) : null,
   };
 }

@@ -5,8 +5,8 @@ import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
-import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
-import { OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
+import { toOpenAiFinishReason } from "./map-finish-reason.ts";
+import { finishOfOpenAi, OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 
@@ -20,6 +20,7 @@ const ChunkSchema = v.looseObject({
         delta: v.optional(
           v.looseObject({
             content: v.optional(v.nullable(v.string())),
+            refusal: v.optional(v.nullable(v.string())),
             tool_calls: v.optional(
               v.nullable(
                 v.array(
@@ -54,6 +55,7 @@ const ChunkSchema = v.looseObject({
 export function decodeOpenAiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   const startedCalls = new Set<number>();
   let started = false;
+  let refused = false;
   let finished = false;
   let done = false;
   return {
@@ -78,6 +80,10 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta;
         if (delta?.content) controller.enqueue({ type: "text-delta", text: delta.content });
+        if (delta?.refusal) {
+          refused = true;
+          controller.enqueue({ type: "text-delta", text: delta.refusal });
+        }
         for (const call of delta?.tool_calls ?? []) {
           const index = call.index ?? 0;
           if (!startedCalls.has(index)) {
@@ -88,7 +94,7 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
         }
         if (choice.finish_reason) {
           finished = true;
-          controller.enqueue({ type: "finish", finishReason: mapOpenAiFinishReason(choice.finish_reason) });
+          controller.enqueue({ type: "finish", finishReason: finishOfOpenAi(choice.finish_reason, refused) });
         }
       }
       if (chunk.usage) controller.enqueue({ type: "usage", usage: usageFromOpenAi(chunk.usage) });
