@@ -218,9 +218,11 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
   });
 }
 
-/** Whether streamed tool arguments so far form a whole JSON value. */
+/** Whether streamed tool arguments so far form a whole JSON value (parsed only when they end in a closing bracket). */
 function isWholeJson(text: string): boolean {
-  if (!/[}\]]\s*$/.test(text)) return false;
+  let last = text.length - 1;
+  while (last >= 0 && " \t\n\r".includes(text[last]!)) last--;
+  if (text[last] !== "}" && text[last] !== "]") return false;
   try {
     JSON.parse(text);
     return true;
