@@ -48,6 +48,7 @@ export async function serveThroughChannels<T>(
       fetch: deps.fetch,
       now: deps.now,
       firstByteTimeoutMs: deps.firstByteTimeoutMs,
+      idleTimeoutMs: deps.streamIdleTimeoutMs,
       warnings,
     });
     return { value, warnings: warnings.header() };

@@ -1,5 +1,6 @@
 import type { StreamPart } from "../canonical/chat.ts";
 import type { BatchSource } from "./batch-source.ts";
+import { settleWithin, TIMED_OUT } from "./settle-within.ts";
 
 /**
  * Watches an upstream's parts source so a broken stream ends at once and frees its
@@ -19,13 +20,9 @@ export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: numbe
   return {
     async read() {
       if (done) return null;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), idleMs);
-      });
       try {
-        const batch = await Promise.race([source.read(), timeout]);
-        if (batch === "timeout") {
+        const batch = await settleWithin(source.read(), idleMs);
+        if (batch === TIMED_OUT) {
           stop("idle timeout");
           return [{ type: "error", message: `the upstream sent nothing for ${idleMs} ms` }];
         }
@@ -35,8 +32,6 @@ export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: numbe
       } catch {
         stop("upstream connection failed");
         return [{ type: "error", message: "the upstream connection failed mid-stream" }];
-      } finally {
-        clearTimeout(timer);
       }
     },
     cancel(reason) {

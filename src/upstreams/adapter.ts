@@ -26,6 +26,8 @@ export interface UpstreamCall {
   now: () => number;
   /** Longest wait for the upstream's response headers. */
   firstByteTimeoutMs: number;
+  /** Longest wait for the next piece of the upstream's body (the stream idle timeout), streamed or read whole. */
+  idleTimeoutMs: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;
 }

@@ -3,7 +3,7 @@ import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canon
 import { readSseBody, type SseEvent } from "../streams/sse.ts";
 import type { StreamStep } from "../streams/stream-step.ts";
 import type { ChatStream, UpstreamCall } from "./adapter.ts";
-import { readJson } from "./http.ts";
+import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 
 /** How an upstream kind's chat answers read: the same three pieces for every HTTP kind. */
@@ -23,7 +23,7 @@ export async function readChatResponse<S extends v.GenericSchema>(
   request: ChatRequest,
   call: UpstreamCall,
 ): Promise<ChatResponse> {
-  const json = await readJson(response);
+  const json = await readJson(response, call.idleTimeoutMs);
   const parsed = v.safeParse(wire.responseSchema, json);
   if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat response of an unexpected shape");
   const canonical = wire.toCanonical(parsed.output, call.now());

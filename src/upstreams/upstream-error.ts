@@ -19,11 +19,13 @@ export class UpstreamError extends Error {
   /**
    * Whether the next channel may be tried: connect errors, timeouts, 429 and 5xx, and the
    * statuses that say this channel is misconfigured (3xx: its base URL; 401, 403: its key;
-   * 404: its model mapping). A 400-class error about the request itself would fail
-   * everywhere, so it is final.
+   * 404: its model mapping). So are protocol failures: a 2xx body that broke off or is not
+   * the API's answer is seen before any byte reaches the caller, and counting it as a
+   * failure lets the breaker cool a channel that answers 200 with garbage. A 400-class error
+   * about the request itself would fail everywhere, so it is final.
    */
   get retryable(): boolean {
-    if (this.failure !== "status") return this.failure !== "protocol";
+    if (this.failure !== "status") return true;
     const status = this.upstreamStatus ?? 0;
     return (status >= 300 && status < 400) || status === 401 || status === 403 || status === 404 || status === 408 || status === 429 || status >= 500;
   }
@@ -33,7 +35,7 @@ export class UpstreamError extends Error {
    * credentials or any other upstream fault is the gateway's 502, never the caller's 401.
    */
   toGatewayError(): GatewayError {
-    if (this.failure === "timeout") return new GatewayError(504, "The upstream did not answer in time");
+    if (this.failure === "timeout") return new GatewayError(504, `Upstream timed out: ${this.message}`);
     const status = this.upstreamStatus;
     if (status === 429) {
       return new GatewayError(429, "The upstream is rate limiting this model; retry later", {

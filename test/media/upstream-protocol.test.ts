@@ -41,7 +41,8 @@ beforeAll(async () => {
       return new Response(body, { headers: { "content-type": "audio/mpeg" } });
     },
   });
-  gw = await startTestGateway();
+  // Each test feeds the one channel a protocol failure, which counts toward its breaker.
+  gw = await startTestGateway({ env: { GATEWAY_BREAKER_FAILURES: "1000" } });
   await createChannel(gw, {
     name: "odd-upstream",
     type: "openai",

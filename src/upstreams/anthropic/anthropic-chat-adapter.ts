@@ -34,13 +34,13 @@ export const anthropicChatAdapter: ChatAdapter = {
   format: ANTHROPIC_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call, false);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body);
     return readChatResponse(response, ANTHROPIC_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body);
     return readChatStream(response, ANTHROPIC_WIRE, request, call);
   },
 };

@@ -26,7 +26,7 @@ function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateCo
  */
 async function post(call: UpstreamCall, url: string, body: unknown): Promise<Response> {
   try {
-    return await postJson(call.fetch, url, geminiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
+    return await postJson(call, url, geminiAuthHeaders(call), body);
   } catch (error) {
     if (error instanceof UpstreamError && error.upstreamStatus === 400 && /API key not valid|API_KEY_INVALID/i.test(error.message)) {
       throw new UpstreamError("status", "the channel's API key was rejected", 401);

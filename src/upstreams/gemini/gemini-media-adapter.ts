@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { MediaAdapter } from "../adapter.ts";
-import { postJson, readJsonAs } from "../http.ts";
+import { postJson } from "../http.ts";
+import { readJsonAs } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { geminiAuthHeaders } from "./gemini-auth.ts";
 
@@ -16,8 +17,8 @@ export const geminiMediaAdapter: MediaAdapter = {
       ...(request.dimensions === undefined ? {} : { outputDimensionality: request.dimensions }),
     }));
     const url = `${call.channel.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
-    const response = await postJson(call.fetch, url, geminiAuthHeaders(call), { requests }, call.signal, call.firstByteTimeoutMs);
-    const json = await readJsonAs(response, BatchEmbedSchema, "embeddings");
+    const response = await postJson(call, url, geminiAuthHeaders(call), { requests });
+    const json = await readJsonAs(response, call.idleTimeoutMs, BatchEmbedSchema, "embeddings");
     if (json.embeddings.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
     // Gemini does not count embedding tokens; the gateway estimates them.
     return { vectors: json.embeddings.map((e) => e.values), inputTokens: null };

@@ -35,13 +35,13 @@ export const openAiChatAdapter: ChatAdapter = {
   format: OPENAI_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call, false);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body);
     return readChatResponse(response, OPENAI_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call, true);
-    const response = await postJson(call.fetch, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
+    const response = await postJson(call, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body);
     return readChatStream(response, OPENAI_WIRE, request, call);
   },
 };

@@ -4,7 +4,8 @@ import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
 import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
-import { postJson, postToUpstream, readJsonAs, readText } from "../http.ts";
+import { postJson, postToUpstream } from "../http.ts";
+import { readJsonAs, readText } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
@@ -35,7 +36,7 @@ export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
 };
 
 const post = (call: UpstreamCall, path: string, body: unknown) =>
-  postJson(call.fetch, `${call.channel.baseUrl}${path}`, openAiAuthHeaders(call), body, call.signal, call.firstByteTimeoutMs);
+  postJson(call, `${call.channel.baseUrl}${path}`, openAiAuthHeaders(call), body);
 
 /** A base64 vector from an upstream that ignored encoding_format, or a protocol error. */
 function decodeBase64Vector(text: string): number[] {
@@ -57,7 +58,7 @@ export const openAiMediaAdapter: MediaAdapter = {
   async embed(request, call) {
     const body: Record<string, unknown> = { model: call.upstreamModel, input: request.inputs, encoding_format: "float" };
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
-    const json = await readJsonAs(await post(call, "/embeddings", body), EmbeddingsSchema, "embeddings");
+    const json = await readJsonAs(await post(call, "/embeddings", body), call.idleTimeoutMs, EmbeddingsSchema, "embeddings");
     if (json.data.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
     const vectors: (number[] | undefined)[] = new Array(request.inputs.length);
     json.data.forEach((item, position) => {
@@ -73,7 +74,7 @@ export const openAiMediaAdapter: MediaAdapter = {
 
   async rerank(request, call) {
     const body = { model: call.upstreamModel, query: request.query, documents: request.documents, top_n: request.topN, return_documents: false };
-    const json = await readJsonAs(await post(call, "/rerank", body), RerankSchema, "a rerank result");
+    const json = await readJsonAs(await post(call, "/rerank", body), call.idleTimeoutMs, RerankSchema, "a rerank result");
     // Each document at most once, and only documents that exist.
     const seen = new Set<number>();
     const ranking = json.results
@@ -92,7 +93,7 @@ export const openAiMediaAdapter: MediaAdapter = {
       style: request.style,
       response_format: request.responseFormat,
     };
-    const json = await readJsonAs(await post(call, "/images/generations", body), ImagesSchema, "an image result");
+    const json = await readJsonAs(await post(call, "/images/generations", body), call.idleTimeoutMs, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
       const revised = item.revised_prompt === undefined ? {} : { revisedPrompt: item.revised_prompt };
       if (item.b64_json) return { base64: item.b64_json, mimeType: "image/png", ...revised };
@@ -118,8 +119,8 @@ export const openAiMediaAdapter: MediaAdapter = {
     const form = encodeMultipart(fields, { field: "file", filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open() });
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
     const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
-    const response = await postToUpstream(call.fetch, `${call.channel.baseUrl}${path}`, headers, form.body, call.signal, call.firstByteTimeoutMs);
-    const text = await readText(response);
+    const response = await postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
+    const text = await readText(response, call.idleTimeoutMs);
     const contentType = response.headers.get("content-type") ?? (request.responseFormat === "json" || request.responseFormat === "verbose_json" ? "application/json" : "text/plain; charset=utf-8");
     let durationSeconds: number | null = null;
     if (request.responseFormat === "verbose_json") {

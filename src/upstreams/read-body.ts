@@ -1,0 +1,99 @@
+import * as v from "valibot";
+import { concatBytes } from "../lib/concat-bytes.ts";
+import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
+import { UpstreamError } from "./upstream-error.ts";
+
+/** The read half of a stream's reader: what the body reads below (and tapStream) pull from. */
+export interface ChunkReader<T> {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: T }>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** The UpstreamError for a body read that failed: cut short by the deadline, or broken off by the upstream. */
+function bodyReadError(error: unknown): UpstreamError {
+  if ((error as { name?: unknown } | null)?.name === "TimeoutError") return new UpstreamError("timeout", "the upstream did not finish its answer in time");
+  return new UpstreamError("protocol", "the upstream broke off its answer");
+}
+
+/**
+ * Reads a 2xx upstream body chunk by chunk, each read waiting at most `idleMs` (the stream
+ * idle timeout) for the upstream: a body that stalls is cancelled, which frees its connection,
+ * and the read throws a timeout UpstreamError. A read that fails is typed too (bodyReadError),
+ * so a misbehaving body is the upstream's 502 or 504, never the gateway's 500.
+ */
+export function idleLimitedReader(body: ReadableStream<Uint8Array>, idleMs: number): ChunkReader<Uint8Array> {
+  const reader = body.getReader();
+  return {
+    async read() {
+      let result: Awaited<ReturnType<typeof reader.read>> | typeof TIMED_OUT;
+      try {
+        result = await settleWithin(reader.read(), idleMs);
+      } catch (error) {
+        throw bodyReadError(error);
+      }
+      if (result !== TIMED_OUT) return result;
+      reader.cancel("idle timeout").catch(() => {});
+      throw new UpstreamError("timeout", `the upstream's answer stalled: nothing came for ${idleMs} ms`);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+}
+
+/** A whole body as bytes, read under the idle limit of idleLimitedReader. */
+async function readBytes(response: Response, idleMs: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array(0);
+  const reader = idleLimitedReader(response.body, idleMs);
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concatBytes(chunks);
+    chunks.push(value);
+  }
+}
+
+const utf8 = new TextDecoder();
+
+/** Largest upstream error body read to build a message. */
+const MAX_ERROR_BODY = 16 * 1024;
+
+/** The start of an error status's body (at most MAX_ERROR_BODY), for its message; the rest is dropped. */
+export async function readErrorExcerpt(response: Response, idleMs: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = idleLimitedReader(response.body, idleMs);
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < MAX_ERROR_BODY) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // a broken or stalled error body still leaves the status to report
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return text;
+}
+
+/** Reads a 2xx body as text (see idleLimitedReader for how a failed read is typed). */
+export async function readText(response: Response, idleMs: number): Promise<string> {
+  return utf8.decode(await readBytes(response, idleMs));
+}
+
+/** Reads a 2xx body as JSON, or throws an UpstreamError: not JSON, or see readText. */
+export async function readJson(response: Response, idleMs: number): Promise<unknown> {
+  const text = await readText(response, idleMs);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+  }
+}
+
+/** Parses a 2xx JSON body against a lenient schema of the fields used, or throws a protocol UpstreamError. */
+export async function readJsonAs<S extends v.GenericSchema>(response: Response, idleMs: number, schema: S, what: string): Promise<v.InferOutput<S>> {
+  const parsed = v.safeParse(schema, await readJson(response, idleMs));
+  if (!parsed.success) throw new UpstreamError("protocol", `upstream sent ${what} of an unexpected shape`);
+  return parsed.output;
+}
