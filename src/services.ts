@@ -93,7 +93,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher(upstreams),
-    media: new MediaDispatcher(upstreams),
+    media: new MediaDispatcher(upstreams, deps.log),
     changes: new ChangeFeed(deps.db, reload),
     draining: false,
   };

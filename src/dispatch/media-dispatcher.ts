@@ -1,9 +1,12 @@
 import type { Channel } from "../channels/channel.ts";
 import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
+import type { Logger } from "../lib/logger.ts";
 import { tapStream } from "../streams/tap-stream.ts";
 import type { MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
 import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
+import { afterFirstChunk } from "../upstreams/read-body.ts";
+import { UpstreamError } from "../upstreams/upstream-error.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { Served } from "./with-failover.ts";
@@ -16,7 +19,10 @@ type Capable<C extends MediaCapability> = Required<Pick<MediaAdapter, C>>;
  * writes each request's usage row (with its settlement) exactly once.
  */
 export class MediaDispatcher {
-  constructor(private readonly deps: UpstreamDeps) {}
+  constructor(
+    private readonly deps: UpstreamDeps,
+    private readonly log: Logger,
+  ) {}
 
   /**
    * Calls `capability` on the first channel that answers; `usageOf` says what the answer
@@ -39,6 +45,9 @@ export class MediaDispatcher {
   /**
    * Like `call` for a streamed body (speech): the usage row is written when the body ends,
    * fails, or the client cancels it. `usage` is known up front, since the request fixes it.
+   * The caller is answered once the first chunk has come (a head followed by silence is a
+   * 504, or the next channel); after it, a read that waits past the stream idle timeout or
+   * breaks ends the body cut short, and frees the upstream.
    */
   async stream<C extends MediaCapability>(
     model: string,
@@ -48,10 +57,17 @@ export class MediaDispatcher {
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<SpeechResult>,
     usage: BillableUsage,
   ): Promise<Served<SpeechResult>> {
-    const served = await this.#serve(model, capability, meter, signal, run);
-    const body = tapStream(served.value.body, {
-      onEnd: (end) => {
+    const served = await this.#serve(model, capability, meter, signal, async (adapter, call) => {
+      const { body, contentType } = await run(adapter, call);
+      return { contentType, reader: await afterFirstChunk(body, call.idleTimeoutMs, "audio") };
+    });
+    const body = tapStream(served.value.reader, {
+      onEnd: (end, error) => {
         served.release();
+        if (end === "failed") {
+          const reason = error instanceof UpstreamError ? error.message : "the upstream's body failed";
+          this.log.warn("upstream body failed mid-stream", { request_id: meter.facts.requestId, channel_id: served.channel.id, reason });
+        }
         return meter.finish({
           status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
           // The upstream was asked for all of it and bills all of it, also when the client
@@ -62,7 +78,7 @@ export class MediaDispatcher {
         });
       },
     });
-    return { ...served, value: { ...served.value, body } };
+    return { ...served, value: { body, contentType: served.value.contentType } };
   }
 
   async #serve<C extends MediaCapability, T>(

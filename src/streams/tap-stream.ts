@@ -3,33 +3,42 @@ import type { BatchSource } from "./batch-source.ts";
 /** How a tapped stream ended. */
 export type StreamEnd = "complete" | "cancelled" | "failed";
 
+/** The read half of a stream's reader (a ReadableStreamDefaultReader, or a wrapper of one). */
+export interface ChunkReader<T> {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: T }>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
 interface TapHooks<T> {
   /** Sees every item before it is passed on. */
   onItem?(item: T): void;
   /**
-   * Called once when the stream ends. For "complete" the stream's end waits for it, so
-   * work done here (committing the usage row) happens before the client sees the end.
+   * Called once when the stream ends, with the error of a failed one. For "complete" the
+   * stream's end waits for it, so work done here (committing the usage row) happens before
+   * the client sees the end.
    */
-  onEnd(end: StreamEnd): Promise<void>;
+  onEnd(end: StreamEnd, error?: unknown): Promise<void>;
 }
 
 /** Calls `onEnd` the first time only. */
-function endOnce(onEnd: (end: StreamEnd) => Promise<void>): (end: StreamEnd) => Promise<void> {
+function endOnce(onEnd: TapHooks<unknown>["onEnd"]): TapHooks<unknown>["onEnd"] {
   let ended = false;
-  return (how) => {
+  return (how, error) => {
     if (ended) return Promise.resolve();
     ended = true;
-    return onEnd(how);
+    return onEnd(how, error);
   };
 }
 
 /**
- * Passes `source` through, pull by pull (so a slow reader applies backpressure upstream and
- * nothing is buffered without bound), calling `onEnd` exactly once whether the stream
- * completes, fails or the reader cancels (a client that disconnected).
+ * Passes what `reader` reads through as a stream, pull by pull (so a slow reader applies
+ * backpressure upstream and nothing is buffered without bound), calling `onEnd` exactly once
+ * whether the stream completes, fails or the reader cancels (a client that disconnected). A
+ * failed read errors the stream without a reason: the runtime then cuts the response off (the
+ * client sees a body without its proper end) without printing a stack trace of its own, and
+ * `onEnd` gets the error to log.
  */
-export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): ReadableStream<T> {
-  const reader = source.getReader();
+export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): ReadableStream<T> {
   const end = endOnce(hooks.onEnd);
   return new ReadableStream<T>(
     {
@@ -38,8 +47,8 @@ export function tapStream<T>(source: ReadableStream<T>, hooks: TapHooks<T>): Rea
         try {
           result = await reader.read();
         } catch (error) {
-          await end("failed").catch(() => {});
-          controller.error(error);
+          await end("failed", error).catch(() => {});
+          controller.error();
           return;
         }
         if (result.done) {
@@ -71,7 +80,7 @@ export function tapBatches<T>(source: BatchSource<T>, hooks: TapHooks<T>): Batch
       try {
         batch = await source.read();
       } catch (error) {
-        await end("failed").catch(() => {});
+        await end("failed", error).catch(() => {});
         throw error;
       }
       if (batch === null) {

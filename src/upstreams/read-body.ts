@@ -1,13 +1,8 @@
 import * as v from "valibot";
 import { concatBytes } from "../lib/concat-bytes.ts";
 import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
+import type { ChunkReader } from "../streams/tap-stream.ts";
 import { UpstreamError } from "./upstream-error.ts";
-
-/** The read half of a stream's reader: what the body reads below (and tapStream) pull from. */
-export interface ChunkReader<T> {
-  read(): Promise<{ done: true; value?: undefined } | { done: false; value: T }>;
-  cancel(reason?: unknown): Promise<void>;
-}
 
 /** The UpstreamError for a body read that failed: cut short by the deadline, or broken off by the upstream. */
 function bodyReadError(error: unknown): UpstreamError {
@@ -34,6 +29,28 @@ export function idleLimitedReader(body: ReadableStream<Uint8Array>, idleMs: numb
       if (result !== TIMED_OUT) return result;
       reader.cancel("idle timeout").catch(() => {});
       throw new UpstreamError("timeout", `the upstream's answer stalled: nothing came for ${idleMs} ms`);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+}
+
+/**
+ * A streamed body once its first chunk has come (under the idle limit of idleLimitedReader),
+ * so that an upstream that sends its head and then nothing fails before the caller is
+ * answered, and can fail over. The reader gives that chunk first, then the rest, each read
+ * under the same limit. A body that ends empty is a protocol failure: "upstream sent no {what}".
+ */
+export async function afterFirstChunk(body: ReadableStream<Uint8Array>, idleMs: number, what: string): Promise<ChunkReader<Uint8Array>> {
+  const reader = idleLimitedReader(body, idleMs);
+  const first = await reader.read();
+  if (first.done) throw new UpstreamError("protocol", `upstream sent no ${what}`);
+  let pending: typeof first | null = first;
+  return {
+    read() {
+      if (!pending) return reader.read();
+      const chunk = pending;
+      pending = null;
+      return Promise.resolve(chunk);
     },
     cancel: (reason) => reader.cancel(reason),
   };
