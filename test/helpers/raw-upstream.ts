@@ -28,9 +28,9 @@ export interface RawUpstream {
   close(): Promise<void>;
 }
 
-/** A response head: status line and headers, ending with the blank line. */
-export function responseHead(status: number, headers: Record<string, string>): string {
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+/** A response head: status line and headers (as pairs, for a name sent twice), ending with the blank line. */
+export function responseHead(status: number, headers: Record<string, string> | [string, string][]): string {
+  const lines = (Array.isArray(headers) ? headers : Object.entries(headers)).map(([name, value]) => `${name}: ${value}\r\n`);
   return `HTTP/1.1 ${status} ${status === 200 ? "OK" : "Status"}\r\n${lines.join("")}\r\n`;
 }
 

@@ -3,10 +3,12 @@ import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
 import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
+import type { Transcript } from "../../canonical/transcript.ts";
 import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { postJson, postToUpstream } from "../http.ts";
 import { readJsonAs, readText } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
+import { firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 
@@ -45,6 +47,19 @@ function decodeBase64Vector(text: string): number[] {
   } catch {
     throw new UpstreamError("protocol", "upstream sent an embedding that is neither numbers nor base64");
   }
+}
+
+/** A json or verbose_json transcript as the API sends it, JSON with a string `text`, or a protocol error. */
+function parseJsonTranscript(text: string): Transcript {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UpstreamError("protocol", "upstream sent a transcript that is not JSON");
+  }
+  const transcript = parseVerboseTranscript(json);
+  if (!transcript) throw new UpstreamError("protocol", "upstream sent a transcript without text");
+  return transcript;
 }
 
 /** The first of several optional counts that is present. */
@@ -107,7 +122,11 @@ export const openAiMediaAdapter: MediaAdapter = {
     const body = { model: call.upstreamModel, input: request.input, voice: request.voice, response_format: request.format, speed: request.speed };
     const response = await post(call, "/audio/speech", body);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
-    return { body: response.body, contentType: response.headers.get("content-type") ?? SPEECH_CONTENT_TYPES[request.format] };
+    const contentType = firstContentType(response.headers.get("content-type")) ?? SPEECH_CONTENT_TYPES[request.format];
+    const mediaType = mediaTypeOf(contentType);
+    // An error object or page with a 200 status is no audio; some servers label audio octet-stream.
+    if (!mediaType.startsWith("audio/") && mediaType !== "application/octet-stream") throw wrongKindOfBody(response, mediaType, "audio");
+    return { body: response.body, contentType };
   },
 
   async transcribe(request, call) {
@@ -120,15 +139,16 @@ export const openAiMediaAdapter: MediaAdapter = {
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
     const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
     const response = await postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
+    const json = request.responseFormat === "json" || request.responseFormat === "verbose_json";
+    const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
+    // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
+    if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
     const text = await readText(response, call.idleTimeoutMs);
-    const contentType = response.headers.get("content-type") ?? (request.responseFormat === "json" || request.responseFormat === "verbose_json" ? "application/json" : "text/plain; charset=utf-8");
     let durationSeconds: number | null = null;
-    if (request.responseFormat === "verbose_json") {
-      try {
-        durationSeconds = parseVerboseTranscript(JSON.parse(text))?.durationSeconds ?? null;
-      } catch {
-        throw new UpstreamError("protocol", "upstream sent a verbose transcript that is not JSON");
-      }
+    if (json) {
+      // Checked, not rewritten: the caller gets the upstream's body as it was sent.
+      const transcript = parseJsonTranscript(text);
+      if (request.responseFormat === "verbose_json") durationSeconds = transcript.durationSeconds;
     }
     return { kind: "rendered", body: text, contentType, durationSeconds };
   },
