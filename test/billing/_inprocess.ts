@@ -64,3 +64,12 @@ export async function expectBooksBalanced(gw: TestGateway): Promise<void> {
   expect(report.problems).toEqual([]);
   expect(report.openHolds).toBe(0);
 }
+
+/** The one usage row of `response` (by its x-request-id), once the books are checked: balanced, no hold open. */
+export async function onlyUsageRowOf(gw: TestGateway, response: Response) {
+  await gw.services.usage.flush();
+  await expectBooksBalanced(gw);
+  const rows = await gw.database.db.selectFrom("usage_logs").selectAll().where("request_id", "=", response.headers.get("x-request-id")!).execute();
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { createChannel, postJson, priceModel, startOpenAiMediaUpstream, type MediaUpstream } from "../helpers/openai-media-upstream.ts";
 import { responseHead, startRawUpstream, type RawExchange, type RawUpstream } from "../helpers/raw-upstream.ts";
-import { checkLedger } from "../../src/billing/check-ledger.ts";
+import { onlyUsageRowOf } from "../billing/_inprocess.ts";
 import { createJsonLogger } from "../../src/lib/logger.ts";
 
 /**
@@ -53,17 +53,6 @@ const speak = (model: string) => postJson(gw, gw.demoKey, "/v1/audio/speech", { 
 const demoBalance = async () =>
   (await gw.database.db.selectFrom("users").select("balance_micros").where("email", "=", "demo@gateway.local").executeTakeFirstOrThrow()).balance_micros;
 
-/** The request's one usage row, once the books are checked: no mismatch, no open hold. */
-async function onlyRowOf(response: Response) {
-  await gw.services.usage.flush();
-  const rows = await gw.database.db.selectFrom("usage_logs").select(["status", "cost_micros", "channel_id"]).where("request_id", "=", response.headers.get("x-request-id")!).execute();
-  expect(rows).toHaveLength(1);
-  const report = await checkLedger(gw.database.db);
-  expect(report.problems).toEqual([]);
-  expect(report.openHolds).toBe(0);
-  return rows[0]!;
-}
-
 test("a head and then no audio is a 504 JSON error, not a 200 the gateway resets", async () => {
   const { model, raw } = await speechModel((exchange) => exchange.write(AUDIO_HEAD), false);
   const before = await demoBalance();
@@ -76,7 +65,7 @@ test("a head and then no audio is a 504 JSON error, not a 200 the gateway resets
     code: 504,
   });
   await raw.exchanges[0]!.whenClosed;
-  expect(await onlyRowOf(response)).toMatchObject({ status: 504, cost_micros: 0 });
+  expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 504, cost_micros: 0 });
   expect(await demoBalance()).toBe(before);
 });
 
@@ -88,7 +77,7 @@ test("a head and then no audio fails over to the next channel, whose audio the c
   expect(response.headers.get("x-gateway-attempts")).toBe("2");
   expect(response.headers.get("x-gateway-channel")).toBe(backupId!);
   expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
-  expect(await onlyRowOf(response)).toMatchObject({ status: 200, channel_id: backupId });
+  expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 200, channel_id: backupId });
 });
 
 test("a 200 with an empty body is a 502: the upstream sent no audio", async () => {
@@ -98,7 +87,7 @@ test("a 200 with an empty body is a 502: the upstream sent no audio", async () =
   const response = await speak(model);
   expect(response.status).toBe(502);
   expect((await response.json()).error.message).toBe("Upstream failed: upstream sent no audio");
-  expect(await onlyRowOf(response)).toMatchObject({ status: 502, cost_micros: 0 });
+  expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
 });
 
 test("audio that stalls midway ends cut short after the idle timeout: 502, not charged, upstream closed, one JSON log line", async () => {
@@ -121,7 +110,7 @@ test("audio that stalls midway ends cut short after the idle timeout: 502, not c
   expect(received).toBe(audio.length);
   expect(failure).toBeInstanceOf(Error);
   await raw.exchanges[0]!.whenClosed;
-  expect(await onlyRowOf(response)).toMatchObject({ status: 502, cost_micros: 0 });
+  expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
   expect(await demoBalance()).toBe(before);
   const logged = logLines.map((line) => JSON.parse(line));
   expect(logged).toEqual([
