@@ -5,6 +5,7 @@ import type { StreamStep } from "../streams/stream-step.ts";
 import type { ChatStream, UpstreamCall } from "./adapter.ts";
 import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
+import { mediaTypeOf, wrongKindOfBody } from "./content-type.ts";
 
 /** How an upstream kind's chat answers read: the same three pieces for every HTTP kind. */
 export interface ChatWire<S extends v.GenericSchema> {
@@ -30,9 +31,19 @@ export async function readChatResponse<S extends v.GenericSchema>(
   return request.native?.format === wire.format ? { ...canonical, native: json as Record<string, unknown> } : canonical;
 }
 
-/** A 2xx streamed chat response as canonical parts, native ones included when the caller speaks its format. */
+/**
+ * A 2xx streamed chat response as canonical parts, native ones included when the caller
+ * speaks its format. An answer labelled JSON or HTML (an upstream that ignored `stream`, an
+ * error page) is a protocol failure before any byte reaches the caller; any other label, or
+ * none, is read as SSE, since some OpenAI-compatible servers label their streams badly.
+ */
 export function readChatStream<S extends v.GenericSchema>(response: Response, wire: ChatWire<S>, request: ChatRequest, call: UpstreamCall): ChatStream {
   if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
+  const contentType = response.headers.get("content-type");
+  if (contentType !== null) {
+    const mediaType = mediaTypeOf(contentType);
+    if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
+  }
   const native = request.native?.format === wire.format;
   return { parts: readSseBody(response.body, wire.decodeStream(call.now, native), call.signal), native };
 }

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { readFixture } from "../helpers/loopback-upstream.ts";
+import { startOpenAiUpstream, summarizeStreamFixture } from "../helpers/openai-upstream.ts";
+import { startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+import { startGeminiUpstream } from "../helpers/gemini-upstream.ts";
+import { onlyUsageRowOf } from "../billing/_inprocess.ts";
+
+/**
+ * A streamed chat request whose upstream answers 2xx with a whole JSON body (it ignored
+ * `stream`) or an HTML page: the gateway learns it from the Content-Type before decoding
+ * anything, so it is a protocol failure (502, or the next channel), not a started stream
+ * that ends in an error event. Other labels are still read as SSE.
+ */
+
+let gw: TestGateway;
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw.close();
+  await Promise.all(closers.map((close) => close()));
+});
+
+/** Each upstream kind, its base path and its whole (non-streamed) answer. */
+const KINDS = [
+  { type: "openai", start: startOpenAiUpstream, path: "/v1", completion: "openai-chat-completion.json" },
+  { type: "anthropic", start: startAnthropicUpstream, path: "", completion: "anthropic-message.json" },
+  { type: "gemini", start: startGeminiUpstream, path: "", completion: "gemini-generate-content.json" },
+] as const;
+
+let modelCounter = 0;
+
+/** A fresh model whose one channel (of `type`) answers every request with `answer`. */
+async function modelAnswering(kind: (typeof KINDS)[number], answer: () => Response, priority = 10): Promise<string> {
+  const model = `chat-wire-${++modelCounter}`;
+  const upstream = await kind.start({ script: answer });
+  closers.push(() => upstream.close());
+  const created = await gw.admin("POST", "/v1/admin/channels", { name: kind.type, type: kind.type, base_url: upstream.url + kind.path, api_key: "k", models: [model], priority });
+  expect(created.status).toBe(201);
+  return model;
+}
+
+function streamChat(model: string) {
+  return gw.fetch("/v1/chat/completions", {
+    method: "POST",
+    headers: bearer(gw.demoKey),
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], stream: true }),
+    signal: AbortSignal.timeout(5_000),
+  });
+}
+
+describe.each(KINDS)("$type upstream, streamed request", (kind) => {
+  test("answered with its whole JSON body: a 502 JSON error naming what came", async () => {
+    const model = await modelAnswering(kind, () => new Response(readFixture(kind.completion), { headers: { "content-type": "application/json" } }));
+    const response = await streamChat(model);
+    expect(response.status).toBe(502);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expect((await response.json()).error).toEqual({
+      message: "Upstream failed: upstream answered application/json instead of an event stream",
+      type: "upstream_error",
+      code: 502,
+    });
+    expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
+  });
+
+  test("answered with an HTML page: a 502", async () => {
+    const model = await modelAnswering(kind, () => new Response("<html>Bad Gateway</html>", { headers: { "content-type": "text/html; charset=utf-8" } }));
+    const response = await streamChat(model);
+    expect(response.status).toBe(502);
+    expect((await response.json()).error.message).toBe("Upstream failed: upstream answered text/html instead of an event stream");
+    expect((await onlyUsageRowOf(gw, response)).status).toBe(502);
+  });
+});
+
+test("the next channel serves a stream the first answered with JSON", async () => {
+  const [openai] = KINDS;
+  const model = await modelAnswering(openai, () => Response.json(JSON.parse(readFixture(openai.completion))));
+  const healthy = await startOpenAiUpstream();
+  closers.push(() => healthy.close());
+  const created = await gw.admin("POST", "/v1/admin/channels", { name: "healthy", type: "openai", base_url: healthy.url, api_key: "k", models: [model], priority: 0 });
+  const response = await streamChat(model);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-gateway-attempts")).toBe("2");
+  const text = await response.text();
+  expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+  expect((await onlyUsageRowOf(gw, response)).channel_id).toBe(created.body.id);
+});
+
+test("an event stream labelled text/plain is still read as one", async () => {
+  const model = await modelAnswering(KINDS[0], () => new Response(readFixture("openai-chat-stream.sse"), { headers: { "content-type": "text/plain" } }));
+  const response = await streamChat(model);
+  expect(response.status).toBe(200);
+  let text = "";
+  for (const line of (await response.text()).split("\n")) {
+    if (line.startsWith("data: {")) text += JSON.parse(line.slice(6)).choices[0]?.delta?.content ?? "";
+  }
+  expect(text).toBe(summarizeStreamFixture("openai-chat-stream.sse").text);
+  expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+});
