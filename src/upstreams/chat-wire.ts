@@ -13,6 +13,11 @@ export interface ChatWire<S extends v.GenericSchema> {
   /** A lenient schema of the response fields the translation uses. */
   responseSchema: S;
   toCanonical(response: v.InferOutput<S>, now: number): ChatResponse;
+  /**
+   * Whether a whole response holds an answer (or says why there is none), where the schema
+   * alone cannot tell: an empty list of choices is no answer, and must not bill as one.
+   */
+  hasAnswer?(response: v.InferOutput<S>): boolean;
   /** The stream decoder; with `native`, it also gives each event as a native part. */
   decodeStream(now: () => number, native: boolean): StreamStep<SseEvent, StreamPart>;
 }
@@ -27,6 +32,7 @@ export async function readChatResponse<S extends v.GenericSchema>(
   const json = await readJson(response, call.idleTimeoutMs);
   const parsed = v.safeParse(wire.responseSchema, json);
   if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat response of an unexpected shape");
+  if (wire.hasAnswer?.(parsed.output) === false) throw new UpstreamError("protocol", "upstream sent a chat response without an answer");
   const canonical = wire.toCanonical(parsed.output, call.now());
   return request.native?.format === wire.format ? { ...canonical, native: json as Record<string, unknown> } : canonical;
 }

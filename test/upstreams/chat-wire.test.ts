@@ -100,3 +100,43 @@ test("an event stream labelled text/plain is still read as one", async () => {
   expect(text).toBe(summarizeStreamFixture("openai-chat-stream.sse").text);
   expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
 });
+
+describe("a whole answer with nothing in it is a 502, translated or passed through", () => {
+  /** The caller's request for `model`: OpenAI's chat completions, or the upstream's own format. */
+  const CALLERS = {
+    openai: (model: string) => ({ path: "/v1/chat/completions", body: { model, messages: [{ role: "user", content: "hi" }] } }),
+    anthropic: (model: string) => ({ path: "/v1/messages", body: { model, max_tokens: 50, messages: [{ role: "user", content: "hi" }] } }),
+    gemini: (model: string) => ({ path: `/v1beta/models/${model}:generateContent`, body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] } }),
+  };
+  const [openai, , gemini] = KINDS;
+
+  function ask(caller: keyof typeof CALLERS, model: string) {
+    const { path, body } = CALLERS[caller](model);
+    return gw.fetch(path, { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+  }
+
+  test.each([
+    ["gemini, no candidates and no promptFeedback", "gemini", gemini, { modelVersion: "gemini-2.0-flash" }],
+    ["gemini, no candidates and no promptFeedback", "openai", gemini, { modelVersion: "gemini-2.0-flash" }],
+    ["gemini, candidates: []", "gemini", gemini, { candidates: [], usageMetadata: { promptTokenCount: 2 } }],
+    ["gemini, candidates: []", "openai", gemini, { candidates: [], usageMetadata: { promptTokenCount: 2 } }],
+    ["gemini, no candidates and a promptFeedback that blocked nothing", "gemini", gemini, { promptFeedback: { safetyRatings: [] }, usageMetadata: { promptTokenCount: 2 } }],
+    ["openai, choices: []", "openai", openai, { id: "chatcmpl-1", object: "chat.completion", choices: [], usage: { prompt_tokens: 2, completion_tokens: 0 } }],
+    ["openai, choices: []", "anthropic", openai, { id: "chatcmpl-1", object: "chat.completion", choices: [], usage: { prompt_tokens: 2, completion_tokens: 0 } }],
+  ] as const)("%s; caller: %s", async (_, caller, kind, body) => {
+    const model = await modelAnswering(kind, () => Response.json(body));
+    const response = await ask(caller, model);
+    expect(response.status).toBe(502);
+    expect(JSON.stringify(await response.json())).toContain("upstream sent a chat response without an answer");
+    expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
+  });
+
+  test("a prompt Gemini blocked (promptFeedback.blockReason, no candidates) still reaches a gemini caller as sent", async () => {
+    const blocked = { promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } };
+    const model = await modelAnswering(gemini, () => Response.json(blocked));
+    const response = await ask("gemini", model);
+    expect(response.status).toBe(200);
+    expect((await response.json()).promptFeedback).toEqual({ blockReason: "PROHIBITED_CONTENT" });
+    expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+  });
+});

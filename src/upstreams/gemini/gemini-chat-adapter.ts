@@ -12,6 +12,8 @@ const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   format: "gemini",
   responseSchema: GeminiResponseSchema,
   toCanonical: convertGeminiResponseToCanonical,
+  // A blocked prompt has no candidates, and promptFeedback.blockReason says why.
+  hasAnswer: (response) => (response.candidates?.length ?? 0) > 0 || response.promptFeedback?.blockReason !== undefined,
   decodeStream: decodeGeminiChunks,
 };
 

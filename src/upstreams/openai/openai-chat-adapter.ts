@@ -11,6 +11,7 @@ const OPENAI_WIRE: ChatWire<typeof OpenAiChatResponseSchema> = {
   format: "openai",
   responseSchema: OpenAiChatResponseSchema,
   toCanonical: convertOpenAiChatResponseToCanonical,
+  hasAnswer: (response) => response.choices.length > 0,
   decodeStream: decodeOpenAiChunks,
 };
 
