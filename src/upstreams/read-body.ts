@@ -56,20 +56,6 @@ export async function afterFirstChunk(body: ReadableStream<Uint8Array>, idleMs: 
   };
 }
 
-/** A whole body as bytes, read under the idle limit of idleLimitedReader. */
-async function readBytes(response: Response, idleMs: number): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array(0);
-  const reader = idleLimitedReader(response.body, idleMs);
-  const chunks: Uint8Array[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return concatBytes(chunks);
-    chunks.push(value);
-  }
-}
-
-const utf8 = new TextDecoder();
-
 /** Largest upstream error body read to build a message. */
 const MAX_ERROR_BODY = 16 * 1024;
 
@@ -92,6 +78,20 @@ export async function readErrorExcerpt(response: Response, idleMs: number): Prom
   }
   return text;
 }
+
+/** A whole body as bytes, read under the idle limit of idleLimitedReader. */
+async function readBytes(response: Response, idleMs: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array(0);
+  const reader = idleLimitedReader(response.body, idleMs);
+  const chunks: Uint8Array[] = [];
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concatBytes(chunks);
+    chunks.push(value);
+  }
+}
+
+const utf8 = new TextDecoder();
 
 /** Reads a 2xx body as text (see idleLimitedReader for how a failed read is typed). */
 export async function readText(response: Response, idleMs: number): Promise<string> {
