@@ -33,6 +33,8 @@ export interface RuntimeHost {
   createTempUpload: CreateTempUpload;
   /** Gives memory back when traffic stops; runtimes without the means leave it out. */
   memory?: MemoryRelease;
+  /** See GatewayDeps.bodyErrorReason; left out, a failed body is errored with its error. */
+  bodyErrorReason?(error: unknown): unknown;
 }
 
 /** How often the gateway checks whether traffic stopped, to give memory back (see IdleReclaimer). */
@@ -115,7 +117,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
-  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload });
+  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);

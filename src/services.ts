@@ -34,6 +34,13 @@ export interface GatewayDeps {
   identity: ProcessIdentity;
   /** Makes the temp file an audio upload is spooled to (the runtime's file system). */
   createTempUpload: CreateTempUpload;
+  /**
+   * What a response body that fails midway (streamed audio) is errored with, so the server
+   * drops the connection rather than end the body as if whole. Servers differ: Bun prints
+   * any reason as a stack trace (its host gives none), and @hono/node-server ends a body
+   * errored without one cleanly. Left out: the error itself.
+   */
+  bodyErrorReason?(error: unknown): unknown;
 }
 
 /** The gateway's long-lived parts, built once and shared by every route. */
@@ -93,7 +100,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher(upstreams),
-    media: new MediaDispatcher(upstreams, deps.log),
+    media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
     changes: new ChangeFeed(deps.db, reload),
     draining: false,
   };

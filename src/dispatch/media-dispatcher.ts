@@ -22,6 +22,8 @@ export class MediaDispatcher {
   constructor(
     private readonly deps: UpstreamDeps,
     private readonly log: Logger,
+    /** See GatewayDeps.bodyErrorReason. */
+    private readonly bodyErrorReason?: (error: unknown) => unknown,
   ) {}
 
   /**
@@ -62,6 +64,7 @@ export class MediaDispatcher {
       return { contentType, reader: await afterFirstChunk(body, call.idleTimeoutMs, "audio") };
     });
     const body = tapStream(served.value.reader, {
+      errorReason: this.bodyErrorReason,
       onEnd: (end, error) => {
         served.release();
         if (end === "failed") {

@@ -14,6 +14,9 @@ await main(
         Bun.shrink();
       },
     },
+    // Bun.serve prints the reason a response body is errored with as a stack trace; with none
+    // it drops the connection quietly, and the gateway logs the failure as a JSON line.
+    bodyErrorReason: () => undefined,
     async serve(fetch, { port, host }) {
       const server = Bun.serve({ fetch, port, hostname: host, idleTimeout: 0 });
       return { port: server.port ?? port, close: () => server.stop(false) };

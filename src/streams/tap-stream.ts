@@ -18,6 +18,8 @@ interface TapHooks<T> {
    * the client sees the end.
    */
   onEnd(end: StreamEnd, error?: unknown): Promise<void>;
+  /** What a failed stream is errored with (the runtime's server shows it); default: the error. */
+  errorReason?(error: unknown): unknown;
 }
 
 /** Calls `onEnd` the first time only. */
@@ -34,9 +36,8 @@ function endOnce(onEnd: TapHooks<unknown>["onEnd"]): TapHooks<unknown>["onEnd"] 
  * Passes what `reader` reads through as a stream, pull by pull (so a slow reader applies
  * backpressure upstream and nothing is buffered without bound), calling `onEnd` exactly once
  * whether the stream completes, fails or the reader cancels (a client that disconnected). A
- * failed read errors the stream without a reason: the runtime then cuts the response off (the
- * client sees a body without its proper end) without printing a stack trace of its own, and
- * `onEnd` gets the error to log.
+ * failed read errors the stream (with `errorReason`'s value), so the server cuts the response
+ * off and the client sees a body without its proper end; `onEnd` gets the error to log.
  */
 export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): ReadableStream<T> {
   const end = endOnce(hooks.onEnd);
@@ -48,7 +49,7 @@ export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): Readab
           result = await reader.read();
         } catch (error) {
           await end("failed", error).catch(() => {});
-          controller.error();
+          controller.error(hooks.errorReason ? hooks.errorReason(error) : error);
           return;
         }
         if (result.done) {

@@ -65,7 +65,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const first = await bootstrap(database.db, config, now());
   // Gateways in one test process must not take each other for a predecessor with the same pid.
   const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
-  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload() });
+  // Served by Bun.serve below, so a failed body is errored as the Bun runtime's host does it.
+  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
   // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
   await database.db.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute();
   await services.changes.bump();
