@@ -92,3 +92,8 @@ export async function startRawUpstream(answer: (exchange: RawExchange) => void |
     },
   };
 }
+
+/** The caller's error when an upstream's body sent nothing for `idleMs` (the stream idle timeout). */
+export function stalledError(idleMs: number) {
+  return { message: `Upstream timed out: the upstream's answer stalled: nothing came for ${idleMs} ms`, type: "upstream_timeout", code: 504 };
+}
