@@ -26,7 +26,7 @@ export interface UpstreamCall {
   now: () => number;
   /** Longest wait for the upstream's response headers. */
   firstByteTimeoutMs: number;
-  /** Longest wait for the next piece of the upstream's body (the stream idle timeout), streamed or read whole. */
+  /** The stream idle timeout: the longest wait for the next piece of a streamed body, and for the whole of a body read whole. */
   idleTimeoutMs: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;

@@ -1,5 +1,5 @@
 import type { UpstreamCall } from "./adapter.ts";
-import { readErrorExcerpt } from "./read-body.ts";
+import { abortableBody, readErrorExcerpt } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 
 /** What posting upstream needs of a call: its fetch, signal and time limits. */
@@ -51,7 +51,11 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
   } finally {
     clearTimeout(timer);
   }
-  if (response.ok) return response;
+  if (response.ok) {
+    // The first-byte controller is still part of the fetch's signal: aborting it ends the body read.
+    abortableBody(response, firstByte);
+    return response;
+  }
   if (response.status >= 300 && response.status < 400) {
     response.body?.cancel().catch(() => {});
     throw new UpstreamError("status", `upstream answered ${response.status}, a redirect, which is not followed: check the channel's base_url`, response.status);

@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { concatBytes } from "../lib/concat-bytes.ts";
 import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
 import type { ChunkReader } from "../streams/tap-stream.ts";
 import { UpstreamError } from "./upstream-error.ts";
@@ -8,6 +7,10 @@ import { UpstreamError } from "./upstream-error.ts";
 function bodyReadError(error: unknown): UpstreamError {
   if ((error as { name?: unknown } | null)?.name === "TimeoutError") return new UpstreamError("timeout", "the upstream did not finish its answer in time");
   return new UpstreamError("protocol", "the upstream broke off its answer");
+}
+
+function stallError(idleMs: number): UpstreamError {
+  return new UpstreamError("timeout", `the upstream's answer stalled: nothing came for ${idleMs} ms`);
 }
 
 /**
@@ -28,7 +31,7 @@ export function idleLimitedReader(body: ReadableStream<Uint8Array>, idleMs: numb
       }
       if (result !== TIMED_OUT) return result;
       reader.cancel("idle timeout").catch(() => {});
-      throw new UpstreamError("timeout", `the upstream's answer stalled: nothing came for ${idleMs} ms`);
+      throw stallError(idleMs);
     },
     cancel: (reason) => reader.cancel(reason),
   };
@@ -79,33 +82,42 @@ export async function readErrorExcerpt(response: Response, idleMs: number): Prom
   return text;
 }
 
-/** A whole body as bytes, read under the idle limit of idleLimitedReader. */
-async function readBytes(response: Response, idleMs: number): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array(0);
-  const reader = idleLimitedReader(response.body, idleMs);
-  const chunks: Uint8Array[] = [];
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return concatBytes(chunks);
-    chunks.push(value);
-  }
+/** What ends a response's body read when it stalls: its fetch's own abort controller. */
+const bodyAborts = new WeakMap<Response, AbortController>();
+
+/** Notes that aborting `controller` (part of the fetch's signal) ends `response`'s body read and frees its connection. */
+export function abortableBody(response: Response, controller: AbortController): void {
+  bodyAborts.set(response, controller);
 }
 
-const utf8 = new TextDecoder();
-
-/** Reads a 2xx body as text (see idleLimitedReader for how a failed read is typed). */
-export async function readText(response: Response, idleMs: number): Promise<string> {
-  return utf8.decode(await readBytes(response, idleMs));
-}
-
-/** Reads a 2xx body as JSON, or throws an UpstreamError: not JSON, or see readText. */
-export async function readJson(response: Response, idleMs: number): Promise<unknown> {
-  const text = await readText(response, idleMs);
+/**
+ * A 2xx body read whole by `read` (the runtime's own text() or json(), much cheaper than a
+ * read loop on the path of every non-streamed chat answer), which must come within `idleMs`
+ * (the stream idle timeout) of the headers: a body that stalls is aborted, which frees its
+ * connection, and is a timeout UpstreamError. A read that fails is typed too (bodyReadError),
+ * so a misbehaving body is the upstream's 502 or 504, never the gateway's 500.
+ */
+async function readWhole<T>(response: Response, idleMs: number, read: (response: Response) => Promise<T>): Promise<T> {
+  let result: T | typeof TIMED_OUT;
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+    result = await settleWithin(read(response), idleMs);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
+    throw bodyReadError(error);
   }
+  if (result !== TIMED_OUT) return result;
+  bodyAborts.get(response)?.abort(new DOMException("idle timeout", "TimeoutError"));
+  throw stallError(idleMs);
+}
+
+/** Reads a 2xx body as text (see readWhole). */
+export function readText(response: Response, idleMs: number): Promise<string> {
+  return readWhole(response, idleMs, (r) => r.text());
+}
+
+/** Reads a 2xx body as JSON, or throws an UpstreamError: not JSON, or see readWhole. */
+export function readJson(response: Response, idleMs: number): Promise<unknown> {
+  return readWhole(response, idleMs, (r) => r.json());
 }
 
 /** Parses a 2xx JSON body against a lenient schema of the fields used, or throws a protocol UpstreamError. */
