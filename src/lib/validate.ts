@@ -1,5 +1,13 @@
 import * as v from "valibot";
 import { badRequest, GatewayError } from "../errors/gateway-error.ts";
+import { nestsDeeperThan } from "./json-depth.ts";
+
+/**
+ * How deep a request body's JSON may nest. Code that walks client JSON (JSON.stringify of a
+ * tool call's input, schema normalisation) recurses, so a body nested tens of thousands of
+ * levels would overflow the stack; no real request comes near this.
+ */
+export const MAX_JSON_DEPTH = 128;
 
 /** The dotted path of a valibot issue, e.g. `messages[0].role`. */
 function pathOf(issue: v.BaseIssue<unknown>): string {
@@ -53,6 +61,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     throw new GatewayError(499, "The client closed the request before its body was complete");
   }
   if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw badRequest(`Request body has JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let body: unknown;
   try {
     body = JSON.parse(text);
