@@ -1,7 +1,9 @@
+import { concatBytes } from "../lib/concat-bytes.ts";
 import { writeAscii } from "./ascii-bytes.ts";
 import { flacCrc16, writeFlacFrameHeader } from "./flac-frame-header.ts";
 
-const BLOCK_SIZE = 4096;
+/** Samples per frame; every frame but the last holds this many. */
+export const FLAC_BLOCK_SIZE = 4096;
 const STREAMINFO_BYTES = 34;
 // A VERBATIM subframe with no wasted bits: zero pad bit, type 0b000001, wasted-bits flag 0.
 const VERBATIM_SUBFRAME = 0x02;
@@ -31,8 +33,8 @@ function encodeStreamInfo(sampleRate: number, totalSamples: number, minFrame: nu
   const view = new DataView(block.buffer);
   view.setUint8(0, 0x80); // last-metadata-block flag set, block type 0 (STREAMINFO)
   setUint24(view, 1, STREAMINFO_BYTES);
-  view.setUint16(4, BLOCK_SIZE);
-  view.setUint16(6, BLOCK_SIZE);
+  view.setUint16(4, FLAC_BLOCK_SIZE);
+  view.setUint16(6, FLAC_BLOCK_SIZE);
   setUint24(view, 8, minFrame);
   setUint24(view, 11, maxFrame);
   const channelsMinusOne = 0;
@@ -46,27 +48,50 @@ function encodeStreamInfo(sampleRate: number, totalSamples: number, minFrame: nu
   return block;
 }
 
+/** The bytes of frame `frameNumber` holding `blockSamples` samples. */
+function frameBytes(frameNumber: number, blockSamples: number, sampleRate: number): number {
+  return writeFlacFrameHeader(frameNumber, blockSamples, sampleRate, 1, 16).length + 1 + blockSamples * 2 + 2;
+}
+
+/**
+ * The start of a FLAC file of `totalSamples` 16-bit mono samples: the fLaC marker and
+ * STREAMINFO. `encodeFlacFrames` writes the frames that follow, so a long file can be made
+ * a slice at a time.
+ */
+export function flacStreamHeader(totalSamples: number, sampleRate: number): Uint8Array {
+  if (!Number.isInteger(sampleRate) || sampleRate <= 0 || sampleRate >= 2 ** 20) {
+    throw new RangeError(`invalid FLAC sample rate ${sampleRate}`);
+  }
+  const frames = Math.ceil(totalSamples / FLAC_BLOCK_SIZE);
+  // Frames differ only in the coded frame number, whose length grows with it, and in the
+  // last one's block: the smallest and the largest are among the first, the last full one
+  // and the last.
+  const sizes = [...new Set([0, frames - 2, frames - 1])]
+    .filter((frame) => frame >= 0 && frame < frames)
+    .map((frame) => frameBytes(frame, Math.min(FLAC_BLOCK_SIZE, totalSamples - frame * FLAC_BLOCK_SIZE), sampleRate));
+  const info = encodeStreamInfo(sampleRate, totalSamples, sizes.length ? Math.min(...sizes) : 0, sizes.length ? Math.max(...sizes) : 0);
+  const out = new Uint8Array(4 + info.length);
+  writeAscii(out, 0, "fLaC");
+  out.set(info, 4);
+  return out;
+}
+
+/**
+ * The frames of `samples`, the first numbered `firstFrame`, one per FLAC_BLOCK_SIZE samples
+ * (the last may be shorter, so only the end of the stream may hold a partial block).
+ */
+export function encodeFlacFrames(samples: Int16Array, firstFrame: number, sampleRate: number): Uint8Array {
+  const frames: Uint8Array[] = [];
+  for (let start = 0; start < samples.length; start += FLAC_BLOCK_SIZE) {
+    frames.push(encodeFrame(samples.subarray(start, start + FLAC_BLOCK_SIZE), firstFrame + start / FLAC_BLOCK_SIZE, sampleRate));
+  }
+  return concatBytes(frames);
+}
+
 /**
  * A FLAC file of 16-bit mono `samples`: the fLaC marker, STREAMINFO and fixed-size frames of
  * VERBATIM subframes. Uncompressed on purpose: it is for mock audio, where simple beats small.
  */
 export function encodeFlac(samples: Int16Array, sampleRate: number): Uint8Array {
-  if (!Number.isInteger(sampleRate) || sampleRate <= 0 || sampleRate >= 2 ** 20) {
-    throw new RangeError(`invalid FLAC sample rate ${sampleRate}`);
-  }
-  const frames: Uint8Array[] = [];
-  for (let start = 0; start < samples.length; start += BLOCK_SIZE) {
-    frames.push(encodeFrame(samples.subarray(start, start + BLOCK_SIZE), start / BLOCK_SIZE, sampleRate));
-  }
-  const sizes = frames.map((frame) => frame.length);
-  const info = encodeStreamInfo(sampleRate, samples.length, sizes.length ? Math.min(...sizes) : 0, sizes.length ? Math.max(...sizes) : 0);
-  const out = new Uint8Array(4 + info.length + sizes.reduce((sum, size) => sum + size, 0));
-  writeAscii(out, 0, "fLaC");
-  out.set(info, 4);
-  let at = 4 + info.length;
-  for (const frame of frames) {
-    out.set(frame, at);
-    at += frame.length;
-  }
-  return out;
+  return concatBytes([flacStreamHeader(samples.length, sampleRate), encodeFlacFrames(samples, 0, sampleRate)]);
 }

@@ -26,13 +26,17 @@ export function flacCrc8(bytes: Uint8Array, start = 0, end = bytes.length): numb
   return crc;
 }
 
+/** CRC-16 steps for each value of the top byte: a frame's CRC covers every byte of it. */
+const CRC16_TABLE = Uint16Array.from({ length: 256 }, (_, byte) => {
+  let crc = byte << 8;
+  for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x8005) & 0xffff : (crc << 1) & 0xffff;
+  return crc;
+});
+
 /** CRC-16 of a whole frame: polynomial x^16 + x^15 + x^2 + 1, initial value 0. */
 export function flacCrc16(bytes: Uint8Array, start = 0, end = bytes.length): number {
   let crc = 0;
-  for (let i = start; i < end; i++) {
-    crc ^= bytes[i]! << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x8005) & 0xffff : (crc << 1) & 0xffff;
-  }
+  for (let i = start; i < end; i++) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[(crc >> 8) ^ bytes[i]!]!;
   return crc;
 }
 

@@ -71,27 +71,64 @@ function envelope(t: number, seconds: number): number {
   return s * s;
 }
 
+/** A clip of speech that renders its samples a range at a time. */
+export interface SpeechClip {
+  /** Samples in the whole clip. */
+  length: number;
+  /** Samples `from` (inclusive) to `to` (exclusive) of the clip. */
+  render(from: number, to: number): Int16Array;
+}
+
 /**
  * Deterministic speech-like mono audio for the mock TTS: per word a tone burst with a few
  * harmonics and a falling pitch, then a short gap. Its length is
- * `speechDurationSeconds(text, speed)` rounded to the nearest sample.
+ * `speechDurationSeconds(text, speed)` rounded to the nearest sample. Rendered by ranges, a
+ * clip of 20 minutes (4096 characters at speed 0.25) can be produced in slices between which
+ * other requests run, instead of in one block of a second or more.
  */
-export function synthesizeSpeechSamples(text: string, speed: number, sampleRate: number): Int16Array {
+export function speechClip(text: string, speed: number, sampleRate: number): SpeechClip {
   if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new RangeError(`invalid sample rate ${sampleRate}`);
   const plan = planSpeech(text, speed);
-  const samples = new Int16Array(Math.round(plan.seconds * sampleRate));
-  for (const word of plan.words) {
-    const first = Math.round(word.start * sampleRate);
-    const last = Math.min(samples.length, Math.round((word.start + word.seconds) * sampleRate));
-    for (let i = first; i < last; i++) {
-      const t = (i - first) / sampleRate;
-      // Pitch falls 10% over the word, like the end of a spoken phrase; the phase is the
-      // integral of that frequency so the glide has no jumps.
-      const phase = 2 * Math.PI * word.frequency * (t - (0.05 * t * t) / word.seconds);
-      let value = 0;
-      for (let h = 0; h < HARMONICS.length; h++) value += HARMONICS[h]! * Math.sin((h + 1) * phase);
-      samples[i] = Math.round((PEAK * envelope(t, word.seconds) * value) / HARMONIC_SUM);
-    }
+  const bursts = plan.words.map((word) => ({ word, first: Math.round(word.start * sampleRate), last: Math.round((word.start + word.seconds) * sampleRate) }));
+  const length = Math.round(plan.seconds * sampleRate);
+  return {
+    length,
+    render(from, to) {
+      const samples = new Int16Array(to - from);
+      for (let b = firstBurstEndingAfter(bursts, from); b < bursts.length && bursts[b]!.first < to; b++) {
+        const { word, first, last } = bursts[b]!;
+        const end = Math.min(length, last, to);
+        for (let i = Math.max(first, from); i < end; i++) samples[i - from] = burstSample(word, (i - first) / sampleRate);
+      }
+      return samples;
+    },
+  };
+}
+
+/** The whole clip `speechClip` renders, at once. */
+export function synthesizeSpeechSamples(text: string, speed: number, sampleRate: number): Int16Array {
+  const clip = speechClip(text, speed, sampleRate);
+  return clip.render(0, clip.length);
+}
+
+/** The index of the first burst (in time order) that ends after sample `at`, by binary search. */
+function firstBurstEndingAfter(bursts: readonly { last: number }[], at: number): number {
+  let low = 0;
+  let high = bursts.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (bursts[middle]!.last <= at) low = middle + 1;
+    else high = middle;
   }
-  return samples;
+  return low;
+}
+
+/** The sample `t` seconds into a word's burst. */
+function burstSample(word: WordTone, t: number): number {
+  // Pitch falls 10% over the word, like the end of a spoken phrase; the phase is the
+  // integral of that frequency so the glide has no jumps.
+  const phase = 2 * Math.PI * word.frequency * (t - (0.05 * t * t) / word.seconds);
+  let value = 0;
+  for (let h = 0; h < HARMONICS.length; h++) value += HARMONICS[h]! * Math.sin((h + 1) * phase);
+  return Math.round((PEAK * envelope(t, word.seconds) * value) / HARMONIC_SUM);
 }

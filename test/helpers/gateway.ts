@@ -20,6 +20,8 @@ export interface TestGateway {
   /** Base URL of the gateway on loopback, e.g. http://127.0.0.1:41234 */
   url: string;
   services: Services;
+  /** The app the server serves, for `app.request` where a test must read a body as the gateway makes it. */
+  app: ReturnType<typeof createApp>;
   config: Config;
   database: OpenDatabase;
   /** The demo API key (all permissions, demo balance, `mock` channel with demo-chat). */
@@ -80,6 +82,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const gw: TestGateway = {
     url,
     services,
+    app,
     config,
     database,
     demoKey: first?.demoApiKey ?? "",

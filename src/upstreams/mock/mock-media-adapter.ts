@@ -1,53 +1,15 @@
 import type { MediaAdapter } from "../adapter.ts";
-import type { SpeechFormat } from "../../canonical/media.ts";
-import { encodeFlac } from "../../audio/encode-flac.ts";
-import { encodeMp3Silence } from "../../audio/encode-mp3-silence.ts";
-import { encodeWav } from "../../audio/encode-wav.ts";
-import { speechDurationSeconds, synthesizeSpeechSamples } from "../../audio/synthesize-speech-samples.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
-import { UpstreamError } from "../upstream-error.ts";
 import { SPEECH_CONTENT_TYPES } from "../openai/openai-media-adapter.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
 import { scoreDocumentsBm25 } from "./mock-rerank.ts";
+import { mockSpeech } from "./mock-speech.ts";
 import { mockTranscript } from "./mock-transcript.ts";
 import { renderMockImage } from "./render-mock-image.ts";
 
-/** 24 kHz mono, the rate OpenAI's own speech output uses. */
-const SPEECH_SAMPLE_RATE = 24_000;
-/** Bytes per chunk of mock audio: it streams like an upstream's would. */
-const AUDIO_CHUNK_BYTES = 16 * 1024;
 /** How much of an upload seeds the mock transcript: enough to tell files apart. */
 const TRANSCRIPT_SEED_BYTES = 64 * 1024;
-
-/** The mock voice's audio in `format`; formats it cannot encode are the upstream's 400. */
-function encodeSpeech(text: string, speed: number, format: SpeechFormat): Uint8Array {
-  switch (format) {
-    case "wav":
-      return encodeWav(synthesizeSpeechSamples(text, speed, SPEECH_SAMPLE_RATE), SPEECH_SAMPLE_RATE);
-    case "flac":
-      return encodeFlac(synthesizeSpeechSamples(text, speed, SPEECH_SAMPLE_RATE), SPEECH_SAMPLE_RATE);
-    case "pcm":
-      return new Uint8Array(synthesizeSpeechSamples(text, speed, SPEECH_SAMPLE_RATE).buffer);
-    case "mp3":
-      // No MP3 encoder ships in the gateway: the mock's MP3 is silence of the speech's length.
-      return encodeMp3Silence(speechDurationSeconds(text, speed));
-    default:
-      throw new UpstreamError("status", `The mock voice renders mp3, wav, flac and pcm, not ${format}`, 400);
-  }
-}
-
-/** `bytes` as a stream of AUDIO_CHUNK_BYTES chunks. */
-function chunked(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  let offset = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (offset >= bytes.length) return controller.close();
-      controller.enqueue(bytes.subarray(offset, offset + AUDIO_CHUNK_BYTES));
-      offset += AUDIO_CHUNK_BYTES;
-    },
-  });
-}
 
 /**
  * The offline upstream for every non-chat endpoint: deterministic and meaningful enough for a
@@ -82,8 +44,7 @@ export const mockMediaAdapter: MediaAdapter = {
   },
 
   async speak(request) {
-    const audio = encodeSpeech(request.input, request.speed, request.format);
-    return { body: chunked(audio), contentType: SPEECH_CONTENT_TYPES[request.format] };
+    return { body: mockSpeech(request.input, request.speed, request.format), contentType: SPEECH_CONTENT_TYPES[request.format] };
   },
 
   async transcribe(request) {
