@@ -25,8 +25,14 @@ export interface Price {
   imagePrices: Readonly<Record<string, number>> | null;
 }
 
+/** "<width>x<height>" with sides of at most 4 digits: no image model makes 10,000 pixels a side. */
+const SIZE_PATTERN = "[1-9]\\d{0,3}x[1-9]\\d{0,3}";
+
+/** What an image size looks like, in a request and in a price key. */
+export const IMAGE_SIZE = new RegExp(`^${SIZE_PATTERN}$`);
+
 /** What an image price key looks like. */
-export const IMAGE_PRICE_KEY = /^[1-9]\d{0,4}x[1-9]\d{0,4}\/(standard|hd)$/;
+export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(standard|hd)$`);
 
 /** The key of an image price: "<width>x<height>/<quality>". */
 export const imagePriceKey = (size: string, quality: string) => `${size}/${quality}`;

@@ -55,6 +55,8 @@ describe("storing a size/quality table", () => {
     ["unknown quality (1024x1024/ultra)", { "1024x1024/ultra": 0.02 }],
     ["a word for a key (big)", { big: 0.02 }],
     ["a zero dimension (0x1024/standard)", { "0x1024/standard": 0.02 }],
+    ["a side of 5 digits (10000x1024/standard)", { "10000x1024/standard": 0.02 }],
+    ["a side of 5 digits (1024x99999/standard)", { "1024x99999/standard": 0.02 }],
     ["upper-case quality (1024x1024/HD)", { "1024x1024/HD": 0.02 }],
     ["a negative price", { "1024x1024/standard": -0.01 }],
     ["more than six decimals", { "1024x1024/standard": 0.0000001 }],

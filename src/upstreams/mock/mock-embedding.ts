@@ -57,5 +57,8 @@ function normalize(vector: Float64Array, text: string): number[] {
     return Array.from(vector);
   }
   const norm = Math.sqrt(sumOfSquares);
-  return Array.from(vector, (value) => value / norm);
+  // A plain loop: Array.from with a map function took most of a large request's time.
+  const unit = new Array<number>(vector.length);
+  for (let i = 0; i < vector.length; i++) unit[i] = vector[i]! / norm;
+  return unit;
 }

@@ -2,6 +2,7 @@ import type { MediaAdapter } from "../adapter.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
 import { SPEECH_CONTENT_TYPES } from "../openai/openai-media-adapter.ts";
+import { UpstreamError } from "../upstream-error.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
 import { scoreDocumentsBm25 } from "./mock-rerank.ts";
 import { mockSpeech } from "./mock-speech.ts";
@@ -10,6 +11,13 @@ import { renderMockImage } from "./render-mock-image.ts";
 
 /** How much of an upload seeds the mock transcript: enough to tell files apart. */
 const TRANSCRIPT_SEED_BYTES = 64 * 1024;
+/**
+ * The most numbers (inputs x dimensions) the mock embeds per request: vectors are computed
+ * and serialised in one block, and 2048 inputs x 65536 dimensions held the event loop for 20 s.
+ */
+const MAX_MOCK_EMBEDDING_NUMBERS = 1_048_576;
+/** The longest side the mock draws: an image is rendered in memory, 3 bytes a pixel, in one block. */
+const MAX_MOCK_IMAGE_SIDE = 2048;
 
 /**
  * The offline upstream for every non-chat endpoint: deterministic and meaningful enough for a
@@ -18,6 +26,10 @@ const TRANSCRIPT_SEED_BYTES = 64 * 1024;
 export const mockMediaAdapter: MediaAdapter = {
   async embed(request) {
     const dimensions = request.dimensions ?? DEFAULT_MOCK_EMBEDDING_DIMENSIONS;
+    if (request.inputs.length * dimensions > MAX_MOCK_EMBEDDING_NUMBERS) {
+      const asked = `${request.inputs.length} inputs x ${dimensions} dimensions`;
+      throw new UpstreamError("status", `The mock embedding model returns at most ${MAX_MOCK_EMBEDDING_NUMBERS} numbers (inputs x dimensions) per request, not ${asked}`, 400);
+    }
     return {
       vectors: request.inputs.map((text) => embedText(text, dimensions)),
       inputTokens: request.inputs.reduce((sum, text) => sum + estimateTokens(text), 0),
@@ -35,6 +47,9 @@ export const mockMediaAdapter: MediaAdapter = {
 
   async generateImages(request) {
     const [width, height] = request.size.split("x").map(Number) as [number, number];
+    if (width > MAX_MOCK_IMAGE_SIDE || height > MAX_MOCK_IMAGE_SIDE) {
+      throw new UpstreamError("status", `The mock image model draws sides of at most ${MAX_MOCK_IMAGE_SIDE} pixels, not ${request.size}`, 400);
+    }
     const images = [];
     for (let i = 0; i < request.n; i++) {
       const png = await renderMockImage(request.prompt, i, width, height);
