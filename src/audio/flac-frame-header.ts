@@ -16,6 +16,21 @@ const SAMPLE_RATE_CODES = new Map<number, number>([
 // Bits per sample codes; 0b011 is reserved.
 const SAMPLE_SIZE_CODES = new Map<number, number>([[8, 1], [12, 2], [16, 4], [20, 5], [24, 6], [32, 7]]);
 
+// The smallest frame is a 6-byte header (sync, two bytes of codes, a one-byte number, CRC-8)
+// and its CRC-16; subframes only add to it. A block holds at most 65,536 samples (its size is
+// coded as a 16-bit value minus one).
+const SMALLEST_FRAME_BYTES = 8;
+const LARGEST_BLOCK_SAMPLES = 65_536;
+
+/**
+ * The most samples `bytes` of FLAC frames can hold: every frame at its smallest and its
+ * block at its largest. No real stream comes near it (a 4096-sample block of 16-bit audio
+ * takes kilobytes), so a header that claims more does not describe the file.
+ */
+export function mostFlacSamples(bytes: number): number {
+  return Math.floor(Math.max(0, bytes) / SMALLEST_FRAME_BYTES) * LARGEST_BLOCK_SAMPLES;
+}
+
 /** CRC-8 of a frame header: polynomial x^8 + x^2 + x + 1, initial value 0. */
 export function flacCrc8(bytes: Uint8Array, start = 0, end = bytes.length): number {
   let crc = 0;

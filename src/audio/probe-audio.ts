@@ -15,18 +15,35 @@ export interface AudioProbe {
   format: "wav" | "mp3" | "flac" | "ogg" | "m4a" | "webm";
   /** Seconds, unrounded. */
   durationSeconds: number;
+  /**
+   * The most seconds a file of this size can hold in this format; a header that claims more
+   * is false. Infinity for formats whose timeline may have gaps (m4a, webm).
+   */
+  mostSeconds: number;
 }
 
 type Format = AudioProbe["format"];
 
+/** A duration as a probe reads it, with the most the file's bytes can hold. */
+export interface ProbedDuration {
+  seconds: number;
+  mostSeconds: number;
+}
+
+/** A probe of a format with no bound from its size: MP4 edit lists and Matroska timecodes may leave gaps. */
+const unbounded = (probe: (file: RandomAccessFile) => Promise<number | null>) => async (file: RandomAccessFile) => {
+  const seconds = await probe(file);
+  return seconds === null ? null : { seconds, mostSeconds: Infinity };
+};
+
 /** Duration of a file of each format whose data (after any ID3v2 tags) starts at `start`. */
-const PROBES: Record<Format, (file: RandomAccessFile, start: number) => Promise<number | null>> = {
+const PROBES: Record<Format, (file: RandomAccessFile, start: number) => Promise<ProbedDuration | null>> = {
   wav: probeWav,
   mp3: probeMp3,
   flac: probeFlac,
   ogg: probeOgg,
-  m4a: probeMp4,
-  webm: probeWebm,
+  m4a: unbounded(probeMp4),
+  webm: unbounded(probeWebm),
 };
 
 /** The container a file's first bytes announce; MPEG audio has no magic, so it is never named. */
@@ -54,6 +71,6 @@ export async function probeAudio(file: RandomAccessFile): Promise<AudioProbe | n
     start = await skipId3v2(file);
     format = sniff(await readRange(file, start, 12)) === "flac" ? "flac" : "mp3";
   }
-  const durationSeconds = await PROBES[format](file, start);
-  return durationSeconds === null || !Number.isFinite(durationSeconds) ? null : { format, durationSeconds };
+  const probed = await PROBES[format](file, start);
+  return probed === null || !Number.isFinite(probed.seconds) ? null : { format, durationSeconds: probed.seconds, mostSeconds: probed.mostSeconds };
 }

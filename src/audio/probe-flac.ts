@@ -1,5 +1,6 @@
 import { hasAscii } from "./ascii-bytes.ts";
-import { flacCrc16, readFlacFrameHeader } from "./flac-frame-header.ts";
+import type { ProbedDuration } from "./probe-audio.ts";
+import { flacCrc16, mostFlacSamples, readFlacFrameHeader } from "./flac-frame-header.ts";
 import { readRange, viewOf, type RandomAccessFile } from "./random-access-file.ts";
 
 // A 16-bit stereo frame of 4096 samples is at most about 16 KiB; 64 KiB covers common streams.
@@ -34,13 +35,17 @@ async function countSamplesFromTail(file: RandomAccessFile, maxBlockSize: number
   return null;
 }
 
+/** The fLaC marker and the STREAMINFO block, which come before any frame. */
+const HEAD_BYTES = 4 + 4 + 34;
+
 /** The duration of a native FLAC stream whose "fLaC" marker is at `start`. */
-export async function probeFlac(file: RandomAccessFile, start: number): Promise<number | null> {
-  const head = await readRange(file, start, 4 + 4 + 34);
+export async function probeFlac(file: RandomAccessFile, start: number): Promise<ProbedDuration | null> {
+  const head = await readRange(file, start, HEAD_BYTES);
   // STREAMINFO must be the first metadata block (type 0, 34 bytes).
   if (!hasAscii(head, 0, "fLaC") || (head[4]! & 0x7f) !== 0) return null;
   const info = readStreamInfo(head.subarray(8));
   if (!info) return null;
   const total = info.totalSamples || (await countSamplesFromTail(file, info.maxBlockSize));
-  return total ? total / info.sampleRate : null;
+  if (!total) return null;
+  return { seconds: total / info.sampleRate, mostSeconds: mostFlacSamples(file.size - start - HEAD_BYTES) / info.sampleRate };
 }

@@ -1,4 +1,6 @@
 import { hasAscii } from "./ascii-bytes.ts";
+import type { ProbedDuration } from "./probe-audio.ts";
+import { mostFlacSamples } from "./flac-frame-header.ts";
 import { readStreamInfo } from "./probe-flac.ts";
 import { readRange, viewOf, type RandomAccessFile } from "./random-access-file.ts";
 
@@ -68,11 +70,16 @@ function lastGranule(tail: Uint8Array, serial: number): number | null {
   return null;
 }
 
-/** The duration of an Ogg file from its first stream's codec header and last granule position. */
-export async function probeOgg(file: RandomAccessFile): Promise<number | null> {
+/**
+ * The duration of an Ogg file from its first stream's codec header and last granule position.
+ * Granule positions count samples with no gaps (RFC 7845 fills a gap with packets), and no
+ * codec Ogg carries packs more samples into a byte than FLAC's smallest frame: the bound of
+ * `mostFlacSamples` holds for all of them.
+ */
+export async function probeOgg(file: RandomAccessFile): Promise<ProbedDuration | null> {
   const clock = readClock(await readRange(file, 0, PAGE_HEADER_BYTES + 255 + 64));
   if (!clock || clock.sampleRate <= 0) return null;
   const granule = lastGranule(await readRange(file, file.size - TAIL_BYTES, TAIL_BYTES), clock.serial);
   if (granule === null) return null;
-  return Math.max(0, granule - clock.preSkip) / clock.sampleRate;
+  return { seconds: Math.max(0, granule - clock.preSkip) / clock.sampleRate, mostSeconds: mostFlacSamples(file.size) / clock.sampleRate };
 }

@@ -74,6 +74,13 @@ export function box(type: string, ...body: readonly Uint8Array[]): Uint8Array {
   return concat(uintBE(8 + content.length, 4), ascii(type), content);
 }
 
+/** An mvhd body (ISO/IEC 14496-12 8.2.2): version 0 has 32-bit times, version 1 64-bit ones. */
+export function mvhd(version: 0 | 1, timescale: number, duration: number | bigint): Uint8Array {
+  const times = version === 1 ? uintBE(0, 16) : uintBE(0, 8);
+  const rest = new Uint8Array(80); // rate, volume, matrix, pre_defined, next_track_ID
+  return box("mvhd", Uint8Array.of(version, 0, 0, 0), times, uintBE(timescale, 4), uintBE(duration, version === 1 ? 8 : 4), rest);
+}
+
 /** An EBML element with a 4-byte ID or shorter (given as bytes) and an 8-byte size field. */
 export function ebml(id: readonly number[], ...body: readonly Uint8Array[]): Uint8Array {
   const content = concat(...body);

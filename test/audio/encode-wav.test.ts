@@ -43,7 +43,7 @@ describe("encodeWav", () => {
 
   test.each([0.5, 3.2, 61])("round-trips a duration of %p s through probeAudio exactly", async (seconds) => {
     const wav = encodeWav(new Int16Array(Math.round(seconds * 44100)), 44100);
-    expect(await probeAudio(bytesFile(wav))).toEqual({ format: "wav", durationSeconds: seconds });
+    expect(await probeAudio(bytesFile(wav))).toMatchObject({ format: "wav", durationSeconds: seconds });
   });
 
   test("rejects a sample rate that is not a positive integer", () => {

@@ -1,16 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { probeAudio } from "../../src/audio/probe-audio.ts";
 import { bytesFile } from "../../src/audio/random-access-file.ts";
-import { ascii, box, concat, noise, sparseFile, uintBE } from "./_fixtures.ts";
+import { ascii, box, concat, mvhd, noise, sparseFile, uintBE } from "./_fixtures.ts";
 
 const ftyp = box("ftyp", ascii("M4A "), uintBE(0, 4), ascii("M4A isom"));
-
-/** An mvhd body (ISO/IEC 14496-12 8.2.2): version 0 has 32-bit times, version 1 64-bit ones. */
-function mvhd(version: 0 | 1, timescale: number, duration: number | bigint): Uint8Array {
-  const times = version === 1 ? uintBE(0, 16) : uintBE(0, 8);
-  const rest = new Uint8Array(80); // rate, volume, matrix, pre_defined, next_track_ID
-  return box("mvhd", Uint8Array.of(version, 0, 0, 0), times, uintBE(timescale, 4), uintBE(duration, version === 1 ? 8 : 4), rest);
-}
 
 /** A trak with a tkhd (track 1) and mdia/mdhd with the given timescale. */
 function trak(timescale: number): Uint8Array {
@@ -32,18 +25,18 @@ function moof(decodeTime: number, durations: readonly number[]): Uint8Array {
 describe("probeAudio: MP4/M4A", () => {
   test("mvhd version 0: duration over timescale", async () => {
     const file = concat(ftyp, box("moov", mvhd(0, 44100, 141120)), box("mdat", noise(500)));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "m4a", durationSeconds: 3.2 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "m4a", durationSeconds: 3.2 });
   });
 
   test("mvhd version 1: 64-bit duration", async () => {
     const duration = 2n ** 33n; // beyond 32 bits
     const file = concat(ftyp, box("moov", mvhd(1, 48000, duration)));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "m4a", durationSeconds: Number(duration) / 48000 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "m4a", durationSeconds: Number(duration) / 48000 });
   });
 
   test("mvhd is found after other moov children", async () => {
     const file = concat(ftyp, box("moov", box("udta", noise(50)), mvhd(0, 1000, 61000)));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "m4a", durationSeconds: 61 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "m4a", durationSeconds: 61 });
   });
 
   test("moov at the end, after a large mdat (64-bit size), read by box headers only", async () => {
@@ -54,7 +47,7 @@ describe("probeAudio: MP4/M4A", () => {
       { offset: 0, bytes: concat(ftyp, mdatHeader) },
       { offset: ftyp.length + mdatSize, bytes: moov },
     ]);
-    expect(await probeAudio(file)).toEqual({ format: "m4a", durationSeconds: 3600 });
+    expect(await probeAudio(file)).toMatchObject({ format: "m4a", durationSeconds: 3600 });
     expect(file.bytesRead).toBeLessThan(1024);
   });
 
@@ -66,14 +59,14 @@ describe("probeAudio: MP4/M4A", () => {
   test("fragmented, with mvex/mehd: the fragment duration", async () => {
     const mehd = box("mehd", Uint8Array.of(0, 0, 0, 0), uintBE(2500, 4));
     const file = concat(ftyp, box("moov", mvhd(0, 1000, 0), box("mvex", mehd)), moof(0, [1024]));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "m4a", durationSeconds: 2.5 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "m4a", durationSeconds: 2.5 });
   });
 
   test("fragmented, without mehd (as Safari's MediaRecorder writes): end of the last fragment", async () => {
     const trex = box("trex", Uint8Array.of(0, 0, 0, 0), uintBE(1, 4), uintBE(1, 4), uintBE(1024, 4), uintBE(0, 8));
     const moov = box("moov", mvhd(0, 1000, 0), trak(48000), box("mvex", trex));
     const fragments = [moof(0, [1024, 1024]), box("mdat", noise(200)), moof(2048, [1024, 1024, 512]), box("mdat", noise(300))];
-    expect(await probeAudio(bytesFile(concat(ftyp, moov, ...fragments)))).toEqual({ format: "m4a", durationSeconds: 4608 / 48000 });
+    expect(await probeAudio(bytesFile(concat(ftyp, moov, ...fragments)))).toMatchObject({ format: "m4a", durationSeconds: 4608 / 48000 });
   });
 
   test("a malformed box size gives null", async () => {

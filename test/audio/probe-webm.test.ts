@@ -34,7 +34,7 @@ describe("probeAudio: WebM/Matroska", () => {
   test("Info Duration times TimestampScale", async () => {
     const info = ebml(INFO, ebml(TIMESTAMP_SCALE, uintBE(1_000_000, 3)), ebml(DURATION, float64(3200)));
     const file = concat(header(), ebml(SEGMENT, ebml(SEEK_HEAD, noise(30)), info, ebml(TRACKS, noise(40)), cluster(0, [0, 20])));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "webm", durationSeconds: 3.2 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "webm", durationSeconds: 3.2 });
   });
 
   test("a non-default TimestampScale and a 4-byte float duration; matroska DocType too", async () => {
@@ -42,20 +42,20 @@ describe("probeAudio: WebM/Matroska", () => {
     new DataView(duration.buffer).setFloat32(0, 250);
     const info = ebml(INFO, ebml(TIMESTAMP_SCALE, uintBE(10_000_000, 3)), ebml(DURATION, duration));
     const file = concat(header("matroska"), ebml(SEGMENT, info));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "webm", durationSeconds: 2.5 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "webm", durationSeconds: 2.5 });
   });
 
   test("no Duration (a live MediaRecorder file): the last block's time in the tail", async () => {
     const info = ebml(INFO, ebml(TIMESTAMP_SCALE, uintBE(1_000_000, 3)));
     const clusters = [cluster(0, [0, 20, 40], true), cluster(60, [0, 20, 40, 60], true)];
     const file = concat(header(), ebmlUnknownSize(SEGMENT, info, ebml(TRACKS, noise(40)), ...clusters));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "webm", durationSeconds: 0.12 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "webm", durationSeconds: 0.12 });
   });
 
   test("no Duration: reads a BlockGroup's Block and stops at the Cues after the last cluster", async () => {
     const last = ebml(CLUSTER, ebml(TIMESTAMP, uintBE(1000, 2)), ebml(SIMPLE_BLOCK, block(0)), ebml(BLOCK_GROUP, ebml(BLOCK, block(500))));
     const file = concat(header(), ebml(SEGMENT, ebml(INFO), cluster(0, [0]), last, ebml(CUES, noise(30))));
-    expect(await probeAudio(bytesFile(file))).toEqual({ format: "webm", durationSeconds: 1.5 });
+    expect(await probeAudio(bytesFile(file))).toMatchObject({ format: "webm", durationSeconds: 1.5 });
   });
 
   test("no Duration and no cluster gives null, not 0", async () => {
@@ -77,7 +77,7 @@ describe("probeAudio: WebM/Matroska", () => {
       { offset: 0, bytes: head },
       { offset: size - tail.length, bytes: tail },
     ]);
-    expect(await probeAudio(file)).toEqual({ format: "webm", durationSeconds: 3600 });
+    expect(await probeAudio(file)).toMatchObject({ format: "webm", durationSeconds: 3600 });
     expect(file.bytesRead).toBeLessThan(1.2 * 1024 * 1024);
   });
 });

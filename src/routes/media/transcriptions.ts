@@ -72,6 +72,11 @@ export function transcriptionRoutes(services: Services) {
       if (file.size === 0) throw badRequest("Invalid 'file': the file is empty");
       const probe = await probeAudio(file);
       if (!probe) throw badRequest("Invalid 'file': not an audio file in a format the gateway reads (mp3, wav, flac, ogg, m4a, webm)");
+      if (probe.durationSeconds > probe.mostSeconds) {
+        // The hold and the bill follow the header: one that claims more than the file holds is false.
+        const [claimed, most] = [probe.durationSeconds, probe.mostSeconds].map((seconds) => Math.round(seconds * 1000) / 1000);
+        throw badRequest(`Invalid 'file': its header claims ${claimed} s of audio, but ${file.size} bytes of ${probe.format} hold at most ${most} s`);
+      }
       const model = fields.model ?? defaultModelFor(services, c.get("principal"), "transcription");
       const usageOf = (audioSeconds: number) => ({ inputTokens: 0, outputTokens: 0, audioSeconds });
       const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream: false, maxUsage: usageOf(probe.durationSeconds) });

@@ -16,6 +16,12 @@ const TRANSCRIPT_SEED_BYTES = 64 * 1024;
  * and serialised in one block, and 2048 inputs x 65536 dimensions held the event loop for 20 s.
  */
 const MAX_MOCK_EMBEDDING_NUMBERS = 1_048_576;
+/**
+ * The most audio the mock transcribes per request, 10 hours: it writes 2.5 words a second in
+ * one block, and a header may claim far more than real speech (m4a and webm timelines may
+ * have gaps; a FLAC of silence holds a second per byte or so).
+ */
+const MAX_MOCK_TRANSCRIPT_SECONDS = 36_000;
 /** The longest side the mock draws: an image is rendered in memory, 3 bytes a pixel, in one block. */
 const MAX_MOCK_IMAGE_SIDE = 2048;
 
@@ -64,6 +70,9 @@ export const mockMediaAdapter: MediaAdapter = {
 
   async transcribe(request) {
     const { file } = request;
+    if (file.durationSeconds > MAX_MOCK_TRANSCRIPT_SECONDS) {
+      throw new UpstreamError("status", `The mock transcription model hears at most ${MAX_MOCK_TRANSCRIPT_SECONDS} s (10 hours) of audio per request, not ${file.durationSeconds} s`, 400);
+    }
     const seed = await file.read(0, Math.min(file.size, TRANSCRIPT_SEED_BYTES));
     const transcript = mockTranscript(seed, file.durationSeconds, { translate: request.task === "translate", language: request.language });
     return { kind: "transcript", transcript };
