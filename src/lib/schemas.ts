@@ -15,8 +15,36 @@ export function believableUsage<S extends v.GenericSchema>(schema: S) {
   return v.fallback(v.optional(v.nullable(schema)), undefined);
 }
 
+// C0 controls and DEL. The database driver reads TEXT back only up to a NUL, so a price for
+// "fzbase\u0000x" came back as "fzbase" and replaced that model's price; the others have no
+// place in a name either (log lines, headers, terminals).
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** Refuses a string with a control character (U+0000 to U+001F, U+007F): for every ID and name the gateway stores. */
+export const withoutControlCharacters = v.check<string, string>(
+  (text) => !CONTROL_CHARACTER.test(text),
+  "must not contain control characters (U+0000 to U+001F or U+007F)",
+);
+
+/** An ID a caller or an admin sends: a model, a user, a payment method. */
+export const IdentifierSchema = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(200, "must be at most 200 characters"),
+  withoutControlCharacters,
+);
+
 /** A model ID as callers send it. */
-export const ModelIdSchema = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(200, "must be at most 200 characters"));
+export const ModelIdSchema = IdentifierSchema;
+
+/** A name an admin gives a channel or a token: trimmed, 1 to 100 characters. */
+export const NameSchema = v.pipe(
+  v.string("must be a string"),
+  v.trim(),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(100, "must be at most 100 characters"),
+  withoutControlCharacters,
+);
 
 /** A string with at least one character. */
 export const NonEmptyStringSchema = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { VERSION } from "../version.ts";
+import { withoutControlCharacters } from "../lib/schemas.ts";
 
 const limits = v.object({
   requests_per_minute: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -8,7 +9,7 @@ const limits = v.object({
 
 /** The stored settings. Spec 2.12 fields, plus the per-plan limits and the free-model switch. */
 export const SettingsSchema = v.object({
-  system_name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  system_name: v.pipe(v.string(), v.minLength(1), v.maxLength(200), withoutControlCharacters),
   features: v.object({
     registration_enabled: v.boolean(),
     maintenance_mode: v.boolean(),

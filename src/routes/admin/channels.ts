@@ -4,22 +4,22 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { notFound } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema, NameSchema, withoutControlCharacters } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 import { channelView } from "../../admin/views.ts";
 import { channelFromRow, ChannelTypeSchema } from "../../channels/channel.ts";
 import type { ChannelRow } from "../../db/schema.ts";
 
-const ModelId = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-const BaseUrl = v.nullable(v.pipe(v.string(), v.url("must be a URL"), v.regex(/^https?:\/\//i, "must be an http(s) URL")));
+const BaseUrl = v.nullable(v.pipe(v.string(), withoutControlCharacters, v.url("must be a URL"), v.regex(/^https?:\/\//i, "must be an http(s) URL")));
 
 const channelFields = {
-  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100)),
+  name: NameSchema,
   base_url: v.optional(BaseUrl),
-  api_key: v.optional(v.nullable(v.string())),
-  models: v.array(ModelId, "must be an array of model IDs"),
+  api_key: v.optional(v.nullable(v.pipe(v.string(), withoutControlCharacters))),
+  models: v.array(ModelIdSchema, "must be an array of model IDs"),
   priority: v.optional(v.pipe(v.number(), v.integer("must be an integer")), 0),
   weight: v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(1_000_000)), 1),
-  model_map: v.optional(v.record(ModelId, ModelId, "must map model IDs to upstream model IDs"), {}),
+  model_map: v.optional(v.record(ModelIdSchema, ModelIdSchema, "must map model IDs to upstream model IDs"), {}),
   status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'"), "active"),
 };
 

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema } from "../../lib/schemas.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
 import { IMAGE_PRICE_KEY, ModelModeSchema, PRICE_FIELDS, priceView, type Price } from "../../pricing/price.ts";
 
@@ -23,7 +24,7 @@ const imagePricesSchema = v.optional(
 );
 
 const SetPriceSchema = v.strictObject({
-  model: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  model: ModelIdSchema,
   mode: v.optional(ModelModeSchema, "chat"),
   image_prices: imagePricesSchema,
   ...Object.fromEntries(PRICE_FIELDS.map(([name]) => [name, unitPrice])),

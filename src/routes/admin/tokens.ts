@@ -4,6 +4,7 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { badRequest, GatewayError, notFound } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { IdentifierSchema, ModelIdSchema, NameSchema } from "../../lib/schemas.ts";
 import { PermissionSchema } from "../../auth/permissions.ts";
 import { tokenView } from "../../admin/views.ts";
 import { createToken } from "../../accounts/create-token.ts";
@@ -21,13 +22,12 @@ const IsoTime = v.pipe(
   v.check((ms) => Number.isFinite(ms), ISO_TIME_MESSAGE),
 );
 const Permissions = v.pipe(v.array(PermissionSchema, "must be an array of permissions"), v.transform((p) => [...new Set(p)]));
-const Models = v.nullable(v.array(v.pipe(v.string(), v.minLength(1))));
+const Models = v.nullable(v.array(ModelIdSchema));
 const Limit = v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)));
-const Name = v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100));
 
 const CreateTokenSchema = v.strictObject({
-  user_id: v.pipe(v.string("must be a string"), v.minLength(1)),
-  name: Name,
+  user_id: IdentifierSchema,
+  name: NameSchema,
   permissions: v.optional(Permissions),
   role: v.optional(v.picklist(["user", "management"], "must be 'user' or 'management'"), "user"),
   expires_at: v.optional(v.nullable(IsoTime)),
@@ -37,7 +37,7 @@ const CreateTokenSchema = v.strictObject({
 });
 
 const UpdateTokenSchema = v.strictObject({
-  name: v.optional(Name),
+  name: v.optional(NameSchema),
   permissions: v.optional(Permissions),
   status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'")),
   expires_at: v.optional(v.nullable(IsoTime)),

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { badRequest, GatewayError } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { IdentifierSchema } from "../../lib/schemas.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
 import { topUp } from "../../accounts/top-up.ts";
 import { hashKey } from "../../auth/api-keys.ts";
@@ -11,9 +12,9 @@ import { hashKey } from "../../auth/api-keys.ts";
 /** POST /v1/admin/topup (spec 4.12), idempotent with an `Idempotency-Key` header. */
 export function adminTopUpRoutes(services: Services) {
   const TopUpSchema = v.strictObject({
-    user_id: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+    user_id: IdentifierSchema,
     amount: usdAmountSchema({ allowZero: false, maxMicros: services.config.maxTopupMicros }),
-    payment_method: v.optional(v.pipe(v.string("must be a string"), v.minLength(1), v.maxLength(200)), "balance"),
+    payment_method: v.optional(IdentifierSchema, "balance"),
   });
 
   return new Hono<AppEnv>().post("/topup", async (c) => {

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { GatewayError, notFound } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { withoutControlCharacters } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 import { writeTransaction } from "../../db/write-transaction.ts";
 import { parsePaging } from "../../admin/paging.ts";
@@ -11,7 +12,7 @@ import { userView } from "../../admin/views.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
 import { createUser } from "../../accounts/create-user.ts";
 
-const Email = v.pipe(v.string("must be a string"), v.trim(), v.email("must be an email address"), v.maxLength(254));
+const Email = v.pipe(v.string("must be a string"), v.trim(), withoutControlCharacters, v.email("must be an email address"), v.maxLength(254));
 const Plan = v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/, "must be a plan name (a-z, 0-9, _ or -)"));
 const UserStatus = v.picklist(["active", "suspended"], "must be 'active' or 'suspended'");
 

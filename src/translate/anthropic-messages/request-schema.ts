@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
-import { otherTypedObject } from "../../lib/schemas.ts";
+import { ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
 const ImageBlock = v.looseObject({
@@ -64,7 +64,7 @@ const ToolChoice = v.variant("type", [
 
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */
 export const MessagesRequestSchema = v.looseObject({
-  model: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  model: ModelIdSchema,
   messages: v.pipe(v.array(Message, "must be an array of messages"), v.minLength(1, "must contain at least one message")),
   system: v.optional(v.union([v.string(), v.array(TextBlock)], "must be a string or an array of text blocks")),
   max_tokens: integerAtLeast(1),

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
-import { otherTypedObject } from "../../lib/schemas.ts";
+import { ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextPart = v.object({ type: v.literal("text"), text: v.string() });
 const ImagePart = v.object({
@@ -83,7 +83,7 @@ const ResponseFormat = v.variant(
  * same-format upstream receives them; known fields are checked strictly.
  */
 export const ChatCompletionRequestSchema = v.looseObject({
-  model: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  model: ModelIdSchema,
   messages: v.pipe(v.array(Message, "must be an array of messages"), v.minLength(1, "must contain at least one message")),
   temperature: v.optional(v.nullable(numberInRange(0, 2))),
   top_p: v.optional(v.nullable(numberInRange(0, 1))),
