@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { usdToMicros } from "../lib/money.ts";
+import { microsToUsd, usdToMicros } from "../lib/money.ts";
 
 /**
  * A USD amount from a client, as micro-USD: a JSON number (not a string), finite, with at
@@ -11,8 +11,10 @@ export function usdAmountSchema(options: { allowZero: boolean; maxMicros: number
     v.number("must be a number of USD"),
     v.finite("must be a finite number"),
     v.check((n) => (options.allowZero ? n >= 0 : n > 0), `must be ${bound}`),
+    // Before the decimals: an amount too large for exact micro-USD (1e21) is too large, not
+    // too precise.
+    v.maxValue(microsToUsd(options.maxMicros), `must be at most ${microsToUsd(options.maxMicros)} USD`),
     v.check((n) => usdToMicros(n) !== null, "must have at most 6 decimal places"),
     v.transform((n) => usdToMicros(n)!),
-    v.maxValue(options.maxMicros, `must be at most ${options.maxMicros / 1_000_000} USD`),
   );
 }

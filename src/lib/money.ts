@@ -8,8 +8,9 @@ export function microsToUsd(micros: number): number {
 
 /**
  * Micro-USD for a USD amount a client sent, or null when it is not a finite number with
- * at most 6 decimals. Decimal places are read from the number's shortest text form, so
- * 0.1 is accepted and 1.0000001 is not.
+ * at most 6 decimals, or too large to count exactly in micro-USD (above 9e9 USD: schemas
+ * bound amounts before they get here). Decimal places are read from the number's shortest
+ * text form, so 0.1 is accepted and 1.0000001 is not.
  */
 export function usdToMicros(usd: number): number | null {
   if (!Number.isFinite(usd)) return null;

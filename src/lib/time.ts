@@ -11,6 +11,8 @@ export function isoOrNull(ms: number | null): string | null {
 /** Whether a `YYYY-MM-DD` date exists: some engines roll 2026-02-30 over to March 2 instead of refusing it. */
 export function isRealDate(ymd: string): boolean {
   const [year, month, day] = ymd.split("-").map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, not Date.UTC, which reads years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }

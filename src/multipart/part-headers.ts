@@ -41,8 +41,11 @@ export function parsePartHeaders(block: string): PartHeaders {
     throw new GatewayError(400, "Each multipart part needs a Content-Disposition of form-data with a name");
   }
   const plainFilename = params.get("filename");
+  const extendedFilename = params.get("filename*");
+  // Either parameter makes the part a file; a filename* that does not decode is still one
+  // (taken for a text field, a file ran into the field limit with a 413), named as sent.
   const filename =
-    decodeExtendedValue(params.get("filename*")) ?? (plainFilename === undefined ? undefined : unescapeFormName(plainFilename));
+    decodeExtendedValue(extendedFilename) ?? (plainFilename === undefined ? extendedFilename : unescapeFormName(plainFilename));
   return { name: unescapeFormName(name), filename, contentType };
 }
 

@@ -100,6 +100,18 @@ describe("bad amounts are 400 and change nothing", () => {
     });
   }
 
+  test("an amount too large says so, however large (it used to read as too many decimals past 9e9 USD)", async () => {
+    for (const amount of ["100001", "1e20", "1e21", "9007199254740993", "1e300"]) {
+      const response = await rawTopUp(`{"user_id":${JSON.stringify(user.id)},"amount":${amount}}`);
+      expect({ amount, message: response.body.error?.message }).toEqual({ amount, message: "Invalid 'amount': must be at most 100000 USD" });
+    }
+    const balance = await gw.admin("POST", "/v1/admin/users", { email: `big-${crypto.randomUUID()}@example.test`, balance: 1e300 });
+    expect(balance.body.error.message).toBe("Invalid 'balance': must be at most 100000 USD");
+    const price = await gw.admin("POST", "/v1/admin/prices", { model: "too-dear", input_per_million: 1e21 });
+    expect(price.body.error.message).toBe("Invalid 'input_per_million': must be at most 1000000 USD");
+    expect(await balanceOf(user.id)).toBe(1);
+  });
+
   test("missing user_id, malformed JSON and an empty body are 400", async () => {
     expectError(await rawTopUp(JSON.stringify({ amount: 5 })), 400, "invalid_request_error");
     expectError(await rawTopUp(`{"user_id":"${user.id}","amount":`), 400, "invalid_request_error");

@@ -189,6 +189,15 @@ describe("filters", () => {
     expect(body.total).toBe(OTHER_REQUESTS);
   });
 
+  test("years 0000 to 0099 are calendar years (Date.UTC reads them as 1900 to 1999)", async () => {
+    for (const day of ["0050-01-01", "0096-02-29", "0000-02-29"]) {
+      const { status, body } = await gw.admin("GET", `/v1/admin/usage?start_date=${day}`);
+      expect({ day, status, total: body.total }).toEqual({ day, status: 200, total: all.length });
+    }
+    expect((await gw.admin("GET", "/v1/admin/usage?end_date=0050-12-31")).body.total).toBe(0);
+    expectError(await gw.admin("GET", "/v1/admin/usage?start_date=0099-02-29"), 400, "invalid_request_error");
+  });
+
   for (const [label, query] of [
     ["start_date=yesterday", "start_date=yesterday"],
     ["end_date=yesterday", "end_date=yesterday"],

@@ -151,6 +151,18 @@ describe("language", () => {
   });
 });
 
+test("a file whose filename* does not decode is still the file (it was taken for a text field: 413 past 64 KB)", async () => {
+  expect(SPEECH_WAV.length).toBeGreaterThan(64 * 1024);
+  const boundary = "gateway-test-boundary";
+  const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''%E2%82%AC%ZZ.wav\r\nContent-Type: audio/wav\r\n\r\n`);
+  const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`);
+  const body = asBytes(new Uint8Array([...head, ...SPEECH_WAV, ...tail]));
+  const response = await upload(body, "/v1/audio/transcriptions", { "content-type": `multipart/form-data; boundary=${boundary}` });
+  expect(response.status).toBe(200);
+  expect((await response.json()).text.length).toBeGreaterThan(0);
+  await expectNoLeftovers();
+});
+
 describe("the 25 MB upload cap", () => {
   test("the gateway runs with the default cap of 25 MiB", () => {
     expect(gw.config.maxUploadBytes).toBe(25 * MiB);

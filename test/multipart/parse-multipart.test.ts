@@ -115,6 +115,8 @@ describe("parseMultipartStream reading RFC 2046 / RFC 7578 details", () => {
       part(`name="f3"; filename="fallback.wav"; filename*=UTF-8''na%C3%AFve%20%E6%97%A5.wav`) +
       part(`name="f4"; filename=""`) +
       part(`name="f5"; filename="%22quoted%22%0D%0A.wav"`) +
+      part(`name="f6"; filename*=UTF-8''%E2%82%AC%ZZ.wav`) +
+      part(`name="f7"; filename*=ISO-8859-1''caf%E9.wav`) +
       `--${BOUNDARY}--`;
     const parsed = await parseToMemory(body(text), `Multipart/Form-Data; Boundary=${BOUNDARY}`);
     expect(parsed.files.map((f) => f.filename)).toEqual([
@@ -123,6 +125,9 @@ describe("parseMultipartStream reading RFC 2046 / RFC 7578 details", () => {
       "naïve 日.wav",
       "",
       '"quoted"\r\n.wav',
+      // A filename* that does not decode (bad escapes, another charset) still makes a file, named as sent.
+      "UTF-8''%E2%82%AC%ZZ.wav",
+      "ISO-8859-1''caf%E9.wav",
     ]);
     expect(parsed.files.every((f) => f.contentType === "audio/wav" && f.size === 0)).toBe(true);
   });
