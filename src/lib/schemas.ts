@@ -62,3 +62,16 @@ export function otherTypedObject(modelled: readonly string[]) {
     ),
   });
 }
+
+/**
+ * `schema`, an object or a record, refusing an array: valibot takes an array for an object
+ * keyed by its indexes, so `stream_options: [1, 2]` or `generationConfig: []` passed as an
+ * empty object. Wraps the objects whose keys are all optional, and records; where a key is
+ * required its absence already refuses an array.
+ */
+export function objectOnly<S extends v.GenericSchema>(schema: S) {
+  return v.pipe(v.custom<v.InferInput<S>>((input) => !Array.isArray(input), "must be an object, not an array"), schema);
+}
+
+/** A JSON object of any shape a caller sends (a tool's input or parameters, metadata), not an array. */
+export const JsonObjectSchema = objectOnly(v.record(v.string(), v.unknown()));

@@ -81,6 +81,12 @@ export const numberInRange = (min: number, max: number) =>
     v.maxValue(max, `must be a number between ${min} and ${max}`),
   );
 
+/** An integer in [min, max], with a message that says so. */
+export const integerInRange = (min: number, max: number) => {
+  const message = `must be an integer from ${min} to ${max}`;
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+};
+
 /** An integer of at least `min`. */
 export const integerAtLeast = (min: number) =>
   v.pipe(v.number(`must be an integer >= ${min}`), v.integer(`must be an integer >= ${min}`), v.minValue(min, `must be an integer >= ${min}`));

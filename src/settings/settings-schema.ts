@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { VERSION } from "../version.ts";
-import { withoutControlCharacters } from "../lib/schemas.ts";
+import { objectOnly, withoutControlCharacters } from "../lib/schemas.ts";
 
 const limits = v.object({
   requests_per_minute: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -28,16 +28,16 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /** What PATCH /v1/admin/settings accepts: every field optional, nested objects merged. */
 export const SettingsPatchSchema = v.strictObject({
   system_name: v.optional(SettingsSchema.entries.system_name),
-  features: v.optional(v.strictObject({
+  features: v.optional(objectOnly(v.strictObject({
     registration_enabled: v.optional(v.boolean()),
     maintenance_mode: v.optional(v.boolean()),
     default_currency: v.optional(SettingsSchema.entries.features.entries.default_currency),
-  })),
-  rate_limits: v.optional(v.strictObject({
+  }))),
+  rate_limits: v.optional(objectOnly(v.strictObject({
     requests_per_minute: v.optional(limits.entries.requests_per_minute),
     tokens_per_minute: v.optional(limits.entries.tokens_per_minute),
-  })),
-  plans: v.optional(v.record(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/)), v.nullable(limits))),
+  }))),
+  plans: v.optional(objectOnly(v.record(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/)), v.nullable(limits)))),
   allow_unpriced_models: v.optional(v.boolean()),
 });
 

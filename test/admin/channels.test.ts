@@ -103,6 +103,20 @@ describe("create", () => {
     });
   }
 
+  test("priority is an integer from -1,000,000 to 1,000,000 and weight from 0 to 1,000,000; past them a 400 says so", async () => {
+    for (const [field, value] of [["priority", 1e300], ["priority", 2 ** 53 + 2], ["priority", 1_000_001], ["priority", -1_000_001], ["weight", -1], ["weight", 1_000_001]] as const) {
+      const response = await gw.admin("POST", "/v1/admin/channels", { name: "n", type: "mock", models: ["x"], [field]: value });
+      expectError(response, 400, "invalid_request_error");
+      const range = field === "priority" ? "-1000000 to 1000000" : "0 to 1000000";
+      expect({ value, message: response.body.error.message }).toEqual({ value, message: `Invalid '${field}': must be an integer from ${range}` });
+    }
+    for (const priority of [-1_000_000, 1_000_000]) {
+      const created = await gw.admin("POST", "/v1/admin/channels", { name: "edge", type: "mock", models: ["x"], priority, weight: 1_000_000 });
+      expect(created.body).toMatchObject({ priority, weight: 1_000_000 });
+      await gw.admin("DELETE", `/v1/admin/channels/${created.body.id}`);
+    }
+  });
+
   test("the error for a bad channel does not echo the secret", async () => {
     const response = await adminText("POST", "/v1/admin/channels", { name: "n", type: "nope", models: ["x"], api_key: SECRET_B });
     expect(response.status).toBe(400);

@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { notFound } from "../../errors/gateway-error.ts";
-import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { ModelIdSchema, NameSchema, withoutControlCharacters } from "../../lib/schemas.ts";
+import { integerInRange, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { ModelIdSchema, NameSchema, objectOnly, withoutControlCharacters } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 import { channelView } from "../../admin/views.ts";
 import { channelFromRow, ChannelTypeSchema } from "../../channels/channel.ts";
@@ -17,9 +17,10 @@ const channelFields = {
   base_url: v.optional(BaseUrl),
   api_key: v.optional(v.nullable(v.pipe(v.string(), withoutControlCharacters))),
   models: v.array(ModelIdSchema, "must be an array of model IDs"),
-  priority: v.optional(v.pipe(v.number(), v.integer("must be an integer")), 0),
-  weight: v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0), v.maxValue(1_000_000)), 1),
-  model_map: v.optional(v.record(ModelIdSchema, ModelIdSchema, "must map model IDs to upstream model IDs"), {}),
+  // Bounded so they stay exact integers when sorted and summed (1e300 and 2^53+2 were stored).
+  priority: v.optional(integerInRange(-1_000_000, 1_000_000), 0),
+  weight: v.optional(integerInRange(0, 1_000_000), 1),
+  model_map: v.optional(objectOnly(v.record(ModelIdSchema, ModelIdSchema, "must map model IDs to upstream model IDs")), {}),
   status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'"), "active"),
 };
 

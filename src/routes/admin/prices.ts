@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { ModelIdSchema } from "../../lib/schemas.ts";
+import { ModelIdSchema, objectOnly } from "../../lib/schemas.ts";
 import { usdAmountSchema } from "../../admin/usd-schema.ts";
 import { IMAGE_PRICE_KEY, ModelModeSchema, PRICE_FIELDS, priceView, type Price } from "../../pricing/price.ts";
 
@@ -14,10 +14,10 @@ const unitPrice = v.optional(v.nullable(usdAmountSchema({ allowZero: true, maxMi
 const imagePricesSchema = v.optional(
   v.nullable(
     v.pipe(
-      v.record(
+      objectOnly(v.record(
         v.pipe(v.string(), v.regex(IMAGE_PRICE_KEY, 'keys must look like "1024x1024/standard" or "1792x1024/hd" (sides of at most 4 digits)')),
         usdAmountSchema({ allowZero: true, maxMicros: 1_000_000 * 1_000_000 }),
-      ),
+      )),
       v.check((prices) => Object.keys(prices).length > 0, "must name at least one size, or be null"),
     ),
   ),

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
-import { ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
+import { JsonObjectSchema, ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
 const ImageBlock = v.looseObject({
@@ -14,7 +14,7 @@ const ToolUseBlock = v.looseObject({
   type: v.literal("tool_use"),
   id: v.string(),
   name: v.string(),
-  input: v.record(v.string(), v.unknown()),
+  input: JsonObjectSchema,
 });
 const MODELLED_BLOCK_TYPES = ["text", "image", "tool_use", "tool_result"];
 /** Thinking, redacted_thinking, document, search_result, server tool blocks...: sent as they are to an anthropic upstream. */
@@ -43,7 +43,7 @@ const CustomTool = v.looseObject({
   type: v.optional(v.literal("custom")),
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
   description: v.optional(v.string()),
-  input_schema: v.record(v.string(), v.unknown()),
+  input_schema: JsonObjectSchema,
 });
 /** A tool Anthropic runs itself (web search, code execution...): its `type` says which; no input_schema. */
 const ServerTool = v.looseObject({ type: v.pipe(v.string(), v.check((type) => type !== "custom")), name: v.string() });
@@ -75,7 +75,7 @@ export const MessagesRequestSchema = v.looseObject({
   stream: v.optional(v.boolean("must be a boolean")),
   tools: v.optional(v.array(Tool)),
   tool_choice: v.optional(ToolChoice),
-  metadata: v.optional(v.record(v.string(), v.unknown())),
+  metadata: v.optional(JsonObjectSchema),
 });
 
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;

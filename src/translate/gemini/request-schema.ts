@@ -1,20 +1,21 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+import { JsonObjectSchema, objectOnly } from "../../lib/schemas.ts";
 
 export const TextPart = v.looseObject({ text: v.string() });
 export const InlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: v.string() }) });
 export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: v.optional(v.string()), fileUri: v.string() }) });
 export const FunctionCallPart = v.looseObject({
-  functionCall: v.looseObject({ name: v.string(), args: v.optional(v.record(v.string(), v.unknown())), id: v.optional(v.string()) }),
+  functionCall: v.looseObject({ name: v.string(), args: v.optional(JsonObjectSchema), id: v.optional(v.string()) }),
 });
 export const FunctionResponsePart = v.looseObject({
-  functionResponse: v.looseObject({ name: v.string(), response: v.record(v.string(), v.unknown()), id: v.optional(v.string()) }),
+  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: v.optional(v.string()) }),
 });
 
 /** Code the model ran and what came of it, as a chat history records them: sent as they are to a gemini upstream. */
 export const CodeExecutionPart = v.union([
-  v.looseObject({ executableCode: v.record(v.string(), v.unknown()) }),
-  v.looseObject({ codeExecutionResult: v.record(v.string(), v.unknown()) }),
+  v.looseObject({ executableCode: JsonObjectSchema }),
+  v.looseObject({ codeExecutionResult: JsonObjectSchema }),
 ]);
 
 const Part = v.union(
@@ -30,8 +31,8 @@ const Content = v.object({
 const FunctionDeclaration = v.looseObject({
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.-]{1,64}$/, "function name must be 1-64 letters, digits, '_', '.' or '-'")),
   description: v.optional(v.string()),
-  parameters: v.optional(v.record(v.string(), v.unknown())),
-  parametersJsonSchema: v.optional(v.record(v.string(), v.unknown())),
+  parameters: v.optional(JsonObjectSchema),
+  parametersJsonSchema: v.optional(JsonObjectSchema),
 });
 
 /** The body of :generateContent / :streamGenerateContent, validated as spec 4.3. */
@@ -39,7 +40,7 @@ export const GenerateContentRequestSchema = v.looseObject({
   contents: v.pipe(v.array(Content, "must be an array of contents"), v.minLength(1, "must contain at least one content")),
   systemInstruction: v.optional(v.union([v.string(), v.object({ role: v.optional(v.string()), parts: v.array(v.looseObject({ text: v.optional(v.string()) })) })])),
   generationConfig: v.optional(
-    v.looseObject({
+    objectOnly(v.looseObject({
       temperature: v.optional(numberInRange(0, 2)),
       topP: v.optional(numberInRange(0, 1)),
       topK: v.optional(integerAtLeast(1)),
@@ -50,20 +51,20 @@ export const GenerateContentRequestSchema = v.looseObject({
       frequencyPenalty: v.optional(numberInRange(-2, 2)),
       seed: v.optional(v.pipe(v.number(), v.integer())),
       responseMimeType: v.optional(v.string("must be a string")),
-      responseSchema: v.optional(v.record(v.string(), v.unknown(), "must be an object")),
-      responseJsonSchema: v.optional(v.record(v.string(), v.unknown(), "must be an object")),
-    }),
+      responseSchema: v.optional(JsonObjectSchema),
+      responseJsonSchema: v.optional(JsonObjectSchema),
+    })),
   ),
-  tools: v.optional(v.array(v.looseObject({ functionDeclarations: v.optional(v.array(FunctionDeclaration)) }))),
+  tools: v.optional(v.array(objectOnly(v.looseObject({ functionDeclarations: v.optional(v.array(FunctionDeclaration)) })))),
   toolConfig: v.optional(
-    v.looseObject({
+    objectOnly(v.looseObject({
       functionCallingConfig: v.optional(
-        v.looseObject({
+        objectOnly(v.looseObject({
           mode: v.optional(v.picklist(["AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"])),
           allowedFunctionNames: v.optional(v.array(v.string())),
-        }),
+        })),
       ),
-    }),
+    })),
   ),
 });
 

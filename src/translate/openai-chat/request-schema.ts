@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
-import { ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
+import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextPart = v.object({ type: v.literal("text"), text: v.string() });
 const ImagePart = v.object({
@@ -47,7 +47,7 @@ const Tool = v.object({
   function: v.object({
     name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
     description: v.optional(v.string()),
-    parameters: v.optional(v.record(v.string(), v.unknown())),
+    parameters: v.optional(JsonObjectSchema),
     strict: v.optional(v.nullable(v.boolean())),
   }),
 });
@@ -92,7 +92,7 @@ export const ChatCompletionRequestSchema = v.looseObject({
   frequency_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
   presence_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
   stream: v.optional(v.nullable(v.boolean("must be a boolean"))),
-  stream_options: v.optional(v.nullable(v.object({ include_usage: v.optional(v.boolean()) }))),
+  stream_options: v.optional(v.nullable(objectOnly(v.object({ include_usage: v.optional(v.boolean()) })))),
   stop: v.optional(
     v.nullable(
       v.union(
