@@ -45,4 +45,6 @@ export function errorBody(status: ErrorStatus, message: string) {
 }
 
 export const badRequest = (message: string) => new GatewayError(400, message);
+/** A request body that broke off: the client hung up mid-request, which is not the gateway's error. */
+export const bodyCutOff = () => new GatewayError(499, "The client closed the request before its body was complete");
 export const notFound = (message: string) => new GatewayError(404, message);

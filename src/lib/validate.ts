@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { badRequest, GatewayError } from "../errors/gateway-error.ts";
+import { badRequest, bodyCutOff } from "../errors/gateway-error.ts";
 import { nestsDeeperThan } from "./json-depth.ts";
 
 /**
@@ -57,8 +57,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   try {
     text = await request.text();
   } catch {
-    // The body broke off: the client hung up mid-request, which is not the gateway's error.
-    throw new GatewayError(499, "The client closed the request before its body was complete");
+    throw bodyCutOff();
   }
   if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw badRequest(`Request body has JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
