@@ -135,6 +135,7 @@ describe("POST /v1/images/generations", () => {
     ["size abc", { ...IMAGE, size: "abc" }, "'size'"],
     ["size x1024", { ...IMAGE, size: "x1024" }, "'size'"],
     ["size 0x0", { ...IMAGE, size: "0x0" }, "'size'"],
+    ["size 10000x1024 (a side of 5 digits)", { ...IMAGE, size: "10000x1024" }, "sides of 1 to 9999 pixels"],
     ["size as a number", { ...IMAGE, size: 1024 }, "'size'"],
     ["quality ultra", { ...IMAGE, quality: "ultra" }, "'quality'"],
     ["style bold", { ...IMAGE, style: "bold" }, "'style'"],

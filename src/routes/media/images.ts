@@ -20,7 +20,7 @@ const ImagesRequestSchema = v.object({
   model: v.optional(ModelIdSchema),
   prompt: v.pipe(NonEmptyStringSchema, v.maxLength(MAX_PROMPT_CHARACTERS, `must be at most ${MAX_PROMPT_CHARACTERS} characters`)),
   n: v.optional(v.pipe(v.number("must be an integer from 1 to 10"), v.integer("must be an integer from 1 to 10"), v.minValue(1, "must be at least 1"), v.maxValue(10, "must be at most 10")), 1),
-  size: v.optional(v.pipe(v.string("must be a string"), v.regex(IMAGE_SIZE, "must be '<width>x<height>', e.g. '1024x1024'"))),
+  size: v.optional(v.pipe(v.string("must be a string"), v.regex(IMAGE_SIZE, "must be '<width>x<height>' with sides of 1 to 9999 pixels, e.g. '1024x1024'"))),
   quality: v.optional(v.picklist(["standard", "hd"], "must be 'standard' or 'hd'"), "standard"),
   style: v.optional(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'"), "vivid"),
   response_format: v.optional(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'"), "url"),
