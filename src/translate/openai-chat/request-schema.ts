@@ -70,7 +70,7 @@ const ResponseFormat = v.variant(
       json_schema: v.looseObject({
         name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "name must be 1-64 letters, digits, '_' or '-'")),
         description: v.optional(v.string()),
-        schema: v.optional(v.record(v.string(), v.unknown())),
+        schema: v.optional(JsonObjectSchema),
         strict: v.optional(v.nullable(v.boolean())),
       }),
     }),
