@@ -17,10 +17,11 @@ const PERMISSION_OF_MODE: Record<ModelMode, Permission> = {
   transcription: "audio",
 };
 
-/** A model the calling key may use: its ID, mode and when its first channel was created (ms). */
+/** A model the calling key may use: its ID, mode, first channel's kind and when its first channel was created (ms). */
 interface UsableModel {
   id: string;
   mode: ModelMode;
+  owner: string;
   created: number;
 }
 
@@ -31,7 +32,7 @@ function usableModel(services: Services, principal: Principal, id: string): Usab
   if (principal.models !== null && !principal.models.has(id)) return null;
   const mode = services.prices.get(id)?.mode ?? "chat";
   if (!principal.permissions.has(PERMISSION_OF_MODE[mode])) return null;
-  return { id, mode, created: Math.min(...channels.map((c) => c.createdAt)) };
+  return { id, mode, owner: channels[0]!.type, created: Math.min(...channels.map((c) => c.createdAt)) };
 }
 
 function usableModels(services: Services, principal: Principal): UsableModel[] {
@@ -46,9 +47,8 @@ function notFound(model: string): GatewayError {
 }
 
 /** A spec 2.5 model record. */
-function openAiModel(services: Services, model: UsableModel) {
-  const owner = services.channels.candidatesFor(model.id)[0]?.type ?? "gateway";
-  return { id: model.id, object: "model", created: Math.floor(model.created / 1000), owned_by: owner, mode: model.mode };
+function openAiModel(model: UsableModel) {
+  return { id: model.id, object: "model", created: Math.floor(model.created / 1000), owned_by: model.owner, mode: model.mode };
 }
 
 /** The model record Anthropic's models API returns, which @anthropic-ai/sdk's models.list and retrieve read. */
@@ -83,12 +83,12 @@ export function modelRoutes(services: Services) {
   return new Hono<AppEnv>()
     .get("/v1/models", auth, (c) => {
       const models = usableModels(services, c.get("principal"));
-      if (!speaksAnthropic(c)) return c.json({ object: "list", data: models.map((m) => openAiModel(services, m)) });
+      if (!speaksAnthropic(c)) return c.json({ object: "list", data: models.map(openAiModel) });
       return c.json({ data: models.map(anthropicModel), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
     })
     .get("/v1/models/:model{.+}", auth, (c) => {
       const model = find(c, c.req.param("model"));
-      return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(services, model));
+      return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(model));
     })
     .get("/v1beta/models", auth, (c) => c.json({ models: usableModels(services, c.get("principal")).map(geminiModel) }))
     .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(find(c, c.req.param("model").replace(/^models\//, "")))));

@@ -62,6 +62,12 @@ function toolChoiceOf(choice: MessagesRequest["tool_choice"]): ToolChoice | unde
   return choice.type === "any" ? "required" : choice.type;
 }
 
+/** False when the caller's tool_choice allows at most one tool call per turn. */
+function parallelToolCallsOf(choice: MessagesRequest["tool_choice"]): boolean | undefined {
+  const disabled = choice !== undefined && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true;
+  return disabled ? false : undefined;
+}
+
 /** The tools the caller defines, in canonical form; Anthropic's server tools are noted in `untranslated`. */
 function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
   const out: ToolDefinition[] = [];
@@ -90,7 +96,7 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
     },
     tools: tools && tools.length > 0 ? tools : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
-    parallelToolCalls: body.tool_choice && "disable_parallel_tool_use" in body.tool_choice && body.tool_choice.disable_parallel_tool_use ? false : undefined,
+    parallelToolCalls: parallelToolCallsOf(body.tool_choice),
     stream: body.stream === true,
   };
 }
