@@ -62,6 +62,8 @@ describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => 
         if (caller === "genai") {
           expect(error).toBeInstanceOf(ApiError);
           expect(error.status).toBe(502);
+          // Google's status string, which the SDK puts first in its message.
+          expect(error.message).toStartWith("got status: UNAVAILABLE.");
         }
         // What arrived before the cut was delivered, and is a strict prefix of the whole answer.
         const whole = expectedOf(kind, "stream").text;

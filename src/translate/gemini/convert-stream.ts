@@ -1,6 +1,7 @@
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
-import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import { geminiErrorEvent } from "./error-event.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
@@ -82,7 +83,7 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
     pendingCalls.clear();
     controller.enqueue(chunk(parts));
   };
-  return endAtError(formatErrorEvent, {
+  return endAtError(geminiErrorEvent, {
     transform(part, controller) {
       switch (part.type) {
         case "start":

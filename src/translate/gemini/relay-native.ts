@@ -1,6 +1,6 @@
 import type { StreamPart } from "../../canonical/chat.ts";
-import { formatErrorEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
+import { geminiErrorEvent } from "./error-event.ts";
 import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
 
 /** Gemini names the model of a response in modelVersion. */
@@ -17,6 +17,6 @@ export function relayGeminiChunks(model: string): StreamStep<StreamPart, string>
   return relayNativeEvents({
     render: ({ event, body }) => nativeEventText(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD)),
     ends: ({ body }) => isFinal(body),
-    errorEvent: formatErrorEvent,
+    errorEvent: geminiErrorEvent,
   });
 }
