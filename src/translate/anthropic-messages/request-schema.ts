@@ -39,6 +39,20 @@ const Message = v.object({
   content: v.union([v.string(), v.array(ContentBlock)], "must be a string or an array of content blocks"),
 });
 
+type Message = v.InferOutput<typeof Message>;
+
+/**
+ * The first message with nothing in it (an empty string or no blocks), or -1. Anthropic refuses
+ * such a turn with a 400; only the final assistant message, a prefill, may be empty. Other
+ * upstreams would take it or fail in their own words, so it is refused here, for every channel.
+ */
+function emptyTurnIndex(messages: Message[]): number {
+  return messages.findIndex((message, index) => {
+    const finalAssistant = index === messages.length - 1 && message.role === "assistant";
+    return !finalAssistant && message.content.length === 0;
+  });
+}
+
 const CustomTool = v.looseObject({
   type: v.optional(v.literal("custom")),
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
@@ -65,7 +79,14 @@ const ToolChoice = v.variant("type", [
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */
 export const MessagesRequestSchema = v.looseObject({
   model: ModelIdSchema,
-  messages: v.pipe(v.array(Message, "must be an array of messages"), v.minLength(1, "must contain at least one message")),
+  messages: v.pipe(
+    v.array(Message, "must be an array of messages"),
+    v.minLength(1, "must contain at least one message"),
+    v.check(
+      (messages) => emptyTurnIndex(messages) === -1,
+      (issue) => `messages[${emptyTurnIndex(issue.input as Message[])}] has empty content; only the final assistant message may be empty`,
+    ),
+  ),
   system: v.optional(v.union([v.string(), v.array(TextBlock)], "must be a string or an array of text blocks")),
   max_tokens: integerAtLeast(1),
   temperature: v.optional(numberInRange(0, 1)),
