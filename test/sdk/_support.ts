@@ -135,6 +135,16 @@ export async function startWorld(): Promise<World> {
   };
 }
 
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<any> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the SDK call to fail, but it succeeded");
+}
+
 /** The one request an upstream of `kind` received since the last reset. */
 export function onlyRequest(world: World, kind: RemoteKind): any {
   const requests = world.upstreams[kind].requests;

@@ -13,6 +13,7 @@ import {
   genaiClient,
   MODELS,
   openAiClient,
+  rejectionOf,
   REMOTE_KINDS,
   startWorld,
   type CallerName,
@@ -81,16 +82,6 @@ async function chat(clients: Clients, caller: CallerName, args: ChatArgs): Promi
   const params = { model: args.model, contents: prompt, ...(args.temperature !== undefined ? { config: { temperature: args.temperature } } : {}) };
   if (!args.stream) return clients.genai.models.generateContent(params);
   for await (const _ of await clients.genai.models.generateContentStream(params));
-}
-
-/** The error a promise rejects with; fails the test if it resolves. */
-async function rejectionOf(promise: Promise<unknown>): Promise<any> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the SDK call to fail, but it succeeded");
 }
 
 const OPENAI_CLASS: Record<number, any> = {
