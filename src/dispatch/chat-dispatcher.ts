@@ -69,6 +69,18 @@ export class ChatDispatcher {
   }
 
   /**
+   * The input tokens of the request's prompt, counted by the first channel that answers. Only
+   * the prompt goes: sampling, output format and streaming are not part of it, and Anthropic's
+   * count endpoint refuses them. Nothing is metered: providers do not charge for counting.
+   */
+  async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<number>> {
+    const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, stream: false };
+    const served = await this.#serve(prompt, signal, (adapter, call) => adapter.countTokens(prompt, call));
+    served.release();
+    return served;
+  }
+
+  /**
    * Runs the request on the model's chat channels. Content only the caller's format carries
    * keeps it to channels of that format (400 when the model has none); other channels are
    * told, in the warnings, what replayed content they are sent without.

@@ -4,7 +4,8 @@ import type { Services } from "../services.ts";
 import type { ModelMode } from "../pricing/price.ts";
 import { computeCost, type BillableUsage } from "../billing/compute-cost.ts";
 import { holdFunds, priceOrRefuse } from "../billing/hold-funds.ts";
-import { limitsFor } from "../limits/rate-limiter.ts";
+import { limitsFor, type RateGrant } from "../limits/rate-limiter.ts";
+import type { Principal } from "../auth/key-cache.ts";
 import { RequestMeter } from "../usage/request-meter.ts";
 import { assertModelUsable } from "./resolve-model.ts";
 
@@ -32,11 +33,7 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
   assertModelUsable(services, principal, admission.model, admission.mode);
   const price = priceOrRefuse(services, admission.model);
   const { maxUsage } = admission;
-  const grant = services.rateLimiter.admit(
-    principal,
-    limitsFor(principal, services.settings.current),
-    maxUsage.inputTokens + maxUsage.outputTokens,
-  );
+  const grant = admitRate(services, principal, maxUsage.inputTokens + maxUsage.outputTokens);
   const meter = new RequestMeter(
     services.usage,
     {
@@ -54,4 +51,20 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
   meter.onTokensUsed = grant.settle;
   await holdFunds(services, meter, computeCost(price, maxUsage));
   return { meter, rateLimitHeaders: grant.headers };
+}
+
+/**
+ * The checks of a chat request that costs nothing (token counting): the model exists for this
+ * key and serves chat (404/400), and the key's rate limits admit one more request (429). It
+ * reserves no tokens, needs no price and holds no funds. Returns the rate-limit headers.
+ */
+export function admitUnbilledRequest(c: Context<AppEnv>, services: Services, model: string): Record<string, string> {
+  const principal = c.get("principal");
+  assertModelUsable(services, principal, model, "chat");
+  return admitRate(services, principal, 0).headers;
+}
+
+/** One request of `tokens` against the key's limits, or a 429. */
+function admitRate(services: Services, principal: Principal, tokens: number): RateGrant {
+  return services.rateLimiter.admit(principal, limitsFor(principal, services.settings.current), tokens);
 }

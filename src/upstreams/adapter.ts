@@ -50,6 +50,11 @@ export interface ChatAdapter {
   format?: WireFormat;
   complete(request: ChatRequest, call: UpstreamCall): Promise<ChatResponse>;
   stream(request: ChatRequest, call: UpstreamCall): Promise<ChatStream>;
+  /**
+   * The input tokens of the request's prompt, counted as the upstream counts them; a kind
+   * whose API cannot count gives the gateway's estimate and says so in the warnings.
+   */
+  countTokens(request: ChatRequest, call: UpstreamCall): Promise<number>;
 }
 
 /**

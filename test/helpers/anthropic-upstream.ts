@@ -2,13 +2,15 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
 
 /**
  * A loopback Anthropic upstream for tests: a real HTTP server (Bun.serve on 127.0.0.1,
- * port 0) answering POST /v1/messages in Anthropic's wire format.
+ * port 0) answering POST /v1/messages and /v1/messages/count_tokens in Anthropic's wire format.
  *
  * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
  * - it checks what the real API checks first: the path, `x-api-key` (when `apiKey` is
  *   given), the `anthropic-version` header, that `max_tokens` and `messages` are present with
  *   roles user/assistant, and that each tool_result answers a tool_use of the turn before
- *   (and each tool_use is answered), answering Anthropic's own error bodies;
+ *   (and each tool_use is answered), answering Anthropic's own error bodies; count_tokens
+ *   refuses the answer's fields instead ("max_tokens: Extra inputs are not permitted");
+ * - count_tokens answers test/fixtures/anthropic-count-tokens.json;
  * - non-streaming answers come from test/fixtures/anthropic-message*.json;
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
  *   (test/fixtures/anthropic-*.sse, `event:` + `data:` lines) event by event;
@@ -35,6 +37,10 @@ export const ANTHROPIC_PLAIN_FIXTURE = "anthropic-message.json";
 export const ANTHROPIC_TOOLS_FIXTURE = "anthropic-message-tools.json";
 export const ANTHROPIC_STREAM_FIXTURE = "anthropic-stream.sse";
 export const ANTHROPIC_TOOL_STREAM_FIXTURE = "anthropic-tool-stream.sse";
+export const ANTHROPIC_COUNT_FIXTURE = "anthropic-count-tokens.json";
+
+/** Fields of a messages body that count_tokens refuses as extra inputs. */
+const NOT_COUNTED_FIELDS = ["max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata"];
 
 /** The request-id header (and error body field) every answer carries. */
 const REQUEST_ID = "req_011CSHoEeqs5C35K2UUqR7Fy";
@@ -154,7 +160,8 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
     initial,
     answer(request, current) {
       const { method, path, headers, body } = request;
-      if (method !== "POST" || path !== "/v1/messages") {
+      const counting = path === "/v1/messages/count_tokens";
+      if (method !== "POST" || (path !== "/v1/messages" && !counting)) {
         return errorResponse(404, anthropicErrorBody(404, "Not Found"));
       }
       if (!headers["x-api-key"] && !headers.authorization) {
@@ -170,7 +177,9 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (body === undefined || typeof body !== "object") {
         return errorResponse(400, anthropicErrorBody(400, "There was an issue with your request body: it must be a JSON object."));
       }
-      if (body.max_tokens === undefined) return errorResponse(400, anthropicErrorBody(400, "max_tokens: Field required"));
+      const extra = counting ? NOT_COUNTED_FIELDS.find((field) => field in body) : undefined;
+      if (extra) return errorResponse(400, anthropicErrorBody(400, `${extra}: Extra inputs are not permitted`));
+      if (!counting && body.max_tokens === undefined) return errorResponse(400, anthropicErrorBody(400, "max_tokens: Field required"));
       if (!Array.isArray(body.messages)) return errorResponse(400, anthropicErrorBody(400, "messages: Field required"));
       if (body.messages.length === 0) return errorResponse(400, anthropicErrorBody(400, "messages: at least one message is required"));
       for (const [i, message] of body.messages.entries()) {
@@ -183,6 +192,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (isErrorStatus(current.status)) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
       }
+      if (counting) return Response.json(jsonFixture(ANTHROPIC_COUNT_FIXTURE), { headers: { "request-id": REQUEST_ID, ...current.headers } });
       const wantsTools = Array.isArray(body.tools) && body.tools.length > 0;
       if (body.stream === true) {
         return replaySse(current.streamFixture ?? (wantsTools ? ANTHROPIC_TOOL_STREAM_FIXTURE : ANTHROPIC_STREAM_FIXTURE), current, SSE_HEADERS);

@@ -3,7 +3,8 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
 /**
  * A loopback Gemini API (generativelanguage) upstream for tests: a real HTTP server
  * (Bun.serve on 127.0.0.1, port 0) answering
- * POST /v1beta/models/{model}:generateContent and :streamGenerateContent in Gemini's wire format.
+ * POST /v1beta/models/{model}:generateContent, :streamGenerateContent and :countTokens in
+ * Gemini's wire format.
  *
  * - every request is recorded (method, path, query, model, action, lower-cased headers, parsed body);
  * - it checks what the real API checks first: the path, the key (`x-goog-api-key` or `?key=`;
@@ -11,6 +12,8 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  *   roles user/model, unknown field names at the top level and in generationConfig
  *   (Gemini rejects those with "Unknown name ... Cannot find field"), and that a turn of
  *   functionResponse parts follows a model turn with as many functionCall parts;
+ * - :countTokens takes `contents` or a `generateContentRequest` (which must name its model,
+ *   `models/...`), checked as above, and answers test/fixtures/gemini-count-tokens.json;
  * - non-streaming answers come from test/fixtures/gemini-generate-content*.json;
  * - :streamGenerateContent?alt=sse replays a recorded SSE fixture (test/fixtures/gemini-*.sse,
  *   `data: {GenerateContentResponse}` events separated by CRLF CRLF as Google sends them);
@@ -26,7 +29,7 @@ export interface GeminiRecordedRequest extends RecordedRequest {
   query: Record<string, string>;
   /** The model of the path, e.g. "gemini-2.0-flash"; null for another path. */
   model: string | null;
-  /** "generateContent" or "streamGenerateContent"; null for another path. */
+  /** "generateContent", "streamGenerateContent" or "countTokens"; null for another path. */
   action: string | null;
 }
 
@@ -47,6 +50,7 @@ export const GEMINI_PLAIN_FIXTURE = "gemini-generate-content.json";
 export const GEMINI_TOOLS_FIXTURE = "gemini-generate-content-tools.json";
 export const GEMINI_STREAM_FIXTURE = "gemini-stream.sse";
 export const GEMINI_TOOL_STREAM_FIXTURE = "gemini-tool-stream.sse";
+export const GEMINI_COUNT_FIXTURE = "gemini-count-tokens.json";
 
 /** GenerateContentRequest fields (camelCase and the snake_case proto names Gemini also accepts). */
 const REQUEST_FIELDS = new Set([
@@ -204,13 +208,27 @@ function validateBody(body: any): Response | null {
   return null;
 }
 
+/** Gemini's checks of a countTokens body: its own two fields, and the request it counts checked as generateContent's. */
+function validateCountBody(body: any): Response | null {
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) return validateBody(body);
+  for (const name of Object.keys(body)) {
+    if (name !== "contents" && name !== "generateContentRequest") return Response.json(unknownFieldBody("", name), { status: 400 });
+  }
+  const counted = body.generateContentRequest;
+  if (counted === undefined) return validateBody({ contents: body.contents });
+  if (typeof counted?.model !== "string" || !counted.model.startsWith("models/")) {
+    return Response.json(geminiErrorBody(400, "* GenerateContentRequest.model: unexpected model name format\n"), { status: 400 });
+  }
+  return validateBody(counted);
+}
+
 /** The request as recorded, with Gemini's query, model and action. */
 function recordGemini(request: RecordedRequest, url: URL): GeminiRecordedRequest {
   const query: Record<string, string> = {};
   url.searchParams.forEach((value, key) => {
     query[key] = value;
   });
-  const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+  const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
   return { ...request, query, model: match ? decodeURIComponent(match[1]!) : null, action: match ? match[2]! : null };
 }
 
@@ -229,11 +247,12 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
       if (!key) return Response.json(geminiErrorBody(403), { status: 403 });
       if (apiKey !== undefined && key !== apiKey) return Response.json(geminiInvalidKeyBody(), { status: 400 });
       if (current.script) return current.script(request);
-      const invalid = validateBody(body);
+      const invalid = request.action === "countTokens" ? validateCountBody(body) : validateBody(body);
       if (invalid) return invalid;
       if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? geminiErrorBody(current.status), { status: current.status, headers: current.headers });
       }
+      if (request.action === "countTokens") return Response.json(jsonFixture(GEMINI_COUNT_FIXTURE), { headers: current.headers });
       const wantsTools = Array.isArray(body.tools) && body.tools.some((t: any) => (t.functionDeclarations ?? t.function_declarations)?.length > 0);
       if (request.action === "streamGenerateContent") {
         const fixture = current.streamFixture ?? (wantsTools ? GEMINI_TOOL_STREAM_FIXTURE : GEMINI_STREAM_FIXTURE);

@@ -4,16 +4,18 @@ import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { notFound } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { GenerateContentRequestSchema } from "../../translate/gemini/request-schema.ts";
-import { convertGeminiRequestToCanonical } from "../../translate/gemini/convert-request-to-canonical.ts";
+import { CountTokensRequestSchema, GenerateContentRequestSchema } from "../../translate/gemini/request-schema.ts";
+import { convertGeminiCountRequestToCanonical, convertGeminiRequestToCanonical } from "../../translate/gemini/convert-request-to-canonical.ts";
 import { convertCanonicalToGeminiResponse } from "../../translate/gemini/convert-response.ts";
 import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
+import { serveTokenCount } from "./serve-token-count.ts";
 
 /**
- * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (spec 4.3). The
- * stream is always SSE, as `?alt=sse` asks and the Gemini SDKs request.
+ * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (spec 4.3), and
+ * :countTokens, the input tokens of such a request (`{"totalTokens": N}`). The stream is
+ * always SSE, as `?alt=sse` asks and the Gemini SDKs request.
  */
 export function generateContentRoutes(services: Services) {
   const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
@@ -22,6 +24,10 @@ export function generateContentRoutes(services: Services) {
     const colon = target.lastIndexOf(":");
     const model = target.slice(0, colon);
     const action = target.slice(colon + 1);
+    if (colon > 0 && action === "countTokens") {
+      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
+      return serveTokenCount(c, services, convertGeminiCountRequestToCanonical(body, model), (totalTokens) => ({ totalTokens }));
+    }
     if (colon <= 0 || (action !== "generateContent" && action !== "streamGenerateContent")) {
       throw notFound(`Unknown endpoint: POST ${c.req.path}`);
     }

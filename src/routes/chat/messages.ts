@@ -1,29 +1,41 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../app-env.ts";
+import type { ChatRequest } from "../../canonical/chat.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { MessagesRequestSchema } from "../../translate/anthropic-messages/request-schema.ts";
-import { convertAnthropicRequestToCanonical } from "../../translate/anthropic-messages/convert-request-to-canonical.ts";
+import { CountTokensRequestSchema, MessagesRequestSchema } from "../../translate/anthropic-messages/request-schema.ts";
+import { convertAnthropicPromptToCanonical, convertAnthropicRequestToCanonical } from "../../translate/anthropic-messages/convert-request-to-canonical.ts";
 import { convertCanonicalToAnthropicResponse } from "../../translate/anthropic-messages/convert-response.ts";
 import { renderAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
 import { relayAnthropicEvents } from "../../translate/anthropic-messages/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
+import { serveTokenCount } from "./serve-token-count.ts";
 
-/** POST /v1/messages (spec 4.2): messages-style chat, plain and streamed. */
+/** Beta features are asked for in a header; an anthropic upstream needs it to honour them. */
+function withCallerBeta(c: Context<AppEnv>, request: ChatRequest): ChatRequest {
+  const beta = c.req.header("anthropic-beta");
+  return beta ? { ...request, native: { ...request.native!, headers: { "anthropic-beta": beta } } } : request;
+}
+
+/**
+ * POST /v1/messages (spec 4.2): messages-style chat, plain and streamed; and
+ * POST /v1/messages/count_tokens, the input tokens of such a prompt (`{"input_tokens": N}`).
+ */
 export function messagesRoutes(services: Services) {
   const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
-    const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
-    const canonical = convertAnthropicRequestToCanonical(body);
-    // Beta features are asked for in a header; an anthropic upstream needs it to honour them.
-    const beta = c.req.header("anthropic-beta");
-    const request = beta ? { ...canonical, native: { ...canonical.native!, headers: { "anthropic-beta": beta } } } : canonical;
-    return serveChat(c, services, request, {
-      renderResponse: convertCanonicalToAnthropicResponse,
-      renderStream: renderAnthropicEvents,
-      relayStream: relayAnthropicEvents,
-      modelField: "model",
+  return new Hono<AppEnv>()
+    .post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
+      const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
+      return serveChat(c, services, withCallerBeta(c, convertAnthropicRequestToCanonical(body)), {
+        renderResponse: convertCanonicalToAnthropicResponse,
+        renderStream: renderAnthropicEvents,
+        relayStream: relayAnthropicEvents,
+        modelField: "model",
+      });
+    })
+    .post("/v1/messages/count_tokens", requireApiKey(auth, "chat"), async (c) => {
+      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
+      return serveTokenCount(c, services, withCallerBeta(c, convertAnthropicPromptToCanonical(body)), (inputTokens) => ({ input_tokens: inputTokens }));
     });
-  });
 }

@@ -1,8 +1,8 @@
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
-import { isCustomTool, isModelledBlock, type MessagesRequest } from "./request-schema.ts";
+import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest } from "./request-schema.ts";
 
-type Block = Exclude<MessagesRequest["messages"][number]["content"], string>[number];
-type Tool = NonNullable<MessagesRequest["tools"]>[number];
+type Block = Exclude<AnthropicPrompt["messages"][number]["content"], string>[number];
+type Tool = NonNullable<AnthropicPrompt["tools"]>[number];
 
 /** Blocks that record the model's own earlier reasoning: only Anthropic can use them again. */
 const REPLAY_BLOCKS = new Set(["thinking", "redacted_thinking"]);
@@ -36,7 +36,7 @@ function partOf(block: Block, where: string, untranslated: Untranslated): Conten
  * Anthropic messages in canonical form. Tool results, which Anthropic carries inside a user
  * message, become `tool` messages of their own so every upstream sees them in order.
  */
-function messagesOf(body: MessagesRequest, untranslated: Untranslated): ChatMessage[] {
+function messagesOf(body: AnthropicPrompt, untranslated: Untranslated): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (body.system !== undefined) {
     const text = typeof body.system === "string" ? body.system : body.system.map((b) => b.text).join("\n");
@@ -56,14 +56,14 @@ function messagesOf(body: MessagesRequest, untranslated: Untranslated): ChatMess
   return out;
 }
 
-function toolChoiceOf(choice: MessagesRequest["tool_choice"]): ToolChoice | undefined {
+function toolChoiceOf(choice: AnthropicPrompt["tool_choice"]): ToolChoice | undefined {
   if (!choice) return undefined;
   if (choice.type === "tool") return { name: choice.name };
   return choice.type === "any" ? "required" : choice.type;
 }
 
 /** False when the caller's tool_choice allows at most one tool call per turn. */
-function parallelToolCallsOf(choice: MessagesRequest["tool_choice"]): boolean | undefined {
+function parallelToolCallsOf(choice: AnthropicPrompt["tool_choice"]): boolean | undefined {
   const disabled = choice !== undefined && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true;
   return disabled ? false : undefined;
 }
@@ -78,8 +78,11 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
   return out;
 }
 
-/** A validated messages body in the canonical form, the body itself kept for an anthropic upstream. */
-export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatRequest {
+/**
+ * A validated prompt (a count_tokens body) in the canonical form, without sampling parameters
+ * and not streamed, the body itself kept for an anthropic upstream.
+ */
+export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRequest {
   const untranslated: Untranslated = { replay: [], input: [] };
   const messages = messagesOf(body, untranslated);
   const tools = body.tools && toolsOf(body.tools, untranslated);
@@ -87,16 +90,18 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
     model: body.model,
     native: { format: "anthropic", body, untranslated },
     messages,
-    params: {
-      maxTokens: body.max_tokens,
-      temperature: body.temperature,
-      topP: body.top_p,
-      topK: body.top_k,
-      stop: body.stop_sequences,
-    },
+    params: {},
     tools: tools && tools.length > 0 ? tools : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: parallelToolCallsOf(body.tool_choice),
-    stream: body.stream === true,
+    stream: false,
   };
+}
+
+/** A validated messages body in the canonical form, the body itself kept for an anthropic upstream. */
+export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatRequest {
+  const request = convertAnthropicPromptToCanonical(body);
+  request.params = { maxTokens: body.max_tokens, temperature: body.temperature, topP: body.top_p, topK: body.top_k, stop: body.stop_sequences };
+  request.stream = body.stream === true;
+  return request;
 }

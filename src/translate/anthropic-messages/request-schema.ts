@@ -100,3 +100,14 @@ export const MessagesRequestSchema = v.looseObject({
 });
 
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;
+
+/**
+ * POST /v1/messages/count_tokens: the prompt fields of a messages body, checked as there. The
+ * answer's fields (max_tokens, sampling, stream) are not the count endpoint's: sent anyway,
+ * they are kept like any unknown field (`thinking`...), and an anthropic upstream refuses them
+ * as it would the caller.
+ */
+export const CountTokensRequestSchema = v.pick(MessagesRequestSchema, ["model", "messages", "system", "tools", "tool_choice"]);
+
+/** A messages prompt: a count_tokens body, and the prompt part of every messages body. */
+export type AnthropicPrompt = v.InferOutput<typeof CountTokensRequestSchema>;

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
-import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type GenerateContentRequest } from "./request-schema.ts";
+import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
 
 type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
@@ -133,4 +133,13 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
     responseFormat: responseFormatOf(config),
     stream,
   };
+}
+
+/** A validated countTokens body for `model` in the canonical form: the request it counts, kept for a gemini upstream. */
+export function convertGeminiCountRequestToCanonical(body: CountTokensRequest, model: string): ChatRequest {
+  const counted: GenerateContentRequest = body.generateContentRequest ?? { contents: body.contents! };
+  // Gemini has a generateContentRequest name its model again; the URL's is the one served,
+  // and the gemini adapter names the upstream's.
+  const { model: _named, ...request } = counted;
+  return convertGeminiRequestToCanonical(request, model, false);
 }

@@ -28,6 +28,8 @@ const Content = v.object({
   parts: v.pipe(v.array(Part, "must be an array of parts"), v.minLength(1, "must contain at least one part")),
 });
 
+const Contents = v.pipe(v.array(Content, "must be an array of contents"), v.minLength(1, "must contain at least one content"));
+
 const FunctionDeclaration = v.looseObject({
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.-]{1,64}$/, "function name must be 1-64 letters, digits, '_', '.' or '-'")),
   description: v.optional(v.string()),
@@ -37,7 +39,7 @@ const FunctionDeclaration = v.looseObject({
 
 /** The body of :generateContent / :streamGenerateContent, validated as spec 4.3. */
 export const GenerateContentRequestSchema = v.looseObject({
-  contents: v.pipe(v.array(Content, "must be an array of contents"), v.minLength(1, "must contain at least one content")),
+  contents: Contents,
   systemInstruction: v.optional(v.union([v.string(), v.object({ role: v.optional(v.string()), parts: v.array(v.looseObject({ text: v.optional(v.string()) })) })])),
   generationConfig: v.optional(
     objectOnly(v.looseObject({
@@ -69,3 +71,19 @@ export const GenerateContentRequestSchema = v.looseObject({
 });
 
 export type GenerateContentRequest = v.InferOutput<typeof GenerateContentRequestSchema>;
+
+/**
+ * The body of :countTokens: bare `contents` (what the genai SDK sends), or a whole
+ * `generateContentRequest` (system instruction and tools counted too), which wins when both
+ * are sent, as at Gemini. Any other field is refused, as Gemini does: a system instruction
+ * beside `contents` would otherwise go uncounted without a word.
+ */
+export const CountTokensRequestSchema = v.pipe(
+  v.strictObject(
+    { contents: v.optional(Contents), generateContentRequest: v.optional(GenerateContentRequestSchema) },
+    "is not a field of a countTokens body (a system instruction, tools and settings go inside 'generateContentRequest')",
+  ),
+  v.check((body) => body.contents !== undefined || body.generateContentRequest !== undefined, "'contents' or 'generateContentRequest' is required"),
+);
+
+export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;

@@ -1,6 +1,9 @@
+import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson } from "../http.ts";
+import { readJsonAs } from "../read-body.ts";
+import { TokenCountSchema } from "../../lib/schemas.ts";
 import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
@@ -22,11 +25,27 @@ function headersOf(request: ChatRequest, call: UpstreamCall): Record<string, str
   return { ...callerHeaders, "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
 }
 
-/** Translated from canonical, with a same-format caller's own body laid over it, the model remapped. */
+/** The answer of count_tokens: the field used. */
+const CountSchema = v.object({ input_tokens: TokenCountSchema });
+
+/** A translated body with a same-format caller's own body laid over it, the model remapped. */
+function withCallerBody(request: ChatRequest, call: UpstreamCall, translated: Record<string, unknown>): Record<string, unknown> {
+  if (request.native?.format !== "anthropic") return translated;
+  return { ...translated, ...request.native.body, model: call.upstreamModel };
+}
+
+/** A messages body: translated from canonical, with a same-format caller's own body laid over it. */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
-  const body = convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings);
-  if (request.native?.format !== "anthropic") return body;
-  return { ...body, ...request.native.body, model: call.upstreamModel };
+  return withCallerBody(request, call, convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings));
+}
+
+/**
+ * A count_tokens body: the prompt alone. The endpoint refuses max_tokens ("Extra inputs are
+ * not permitted"), which the translation always sets; a caller's own body has none to add.
+ */
+function countBodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
+  const { max_tokens: _, ...prompt } = convertCanonicalToAnthropicRequest(request, call.upstreamModel, call.warnings);
+  return withCallerBody(request, call, prompt);
 }
 
 /** The Anthropic messages API at the channel's base URL (the host root). */
@@ -42,5 +61,10 @@ export const anthropicChatAdapter: ChatAdapter = {
     const body = bodyOf(request, call, true);
     const response = await postJson(call, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body);
     return readChatStream(response, ANTHROPIC_WIRE, request, call);
+  },
+
+  async countTokens(request, call) {
+    const response = await postJson(call, `${call.channel.baseUrl}/v1/messages/count_tokens`, headersOf(request, call), countBodyOf(request, call));
+    return (await readJsonAs(response, call.idleTimeoutMs, CountSchema, "a token count")).input_tokens;
   },
 };

@@ -1,7 +1,10 @@
+import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
 import { geminiAuthHeaders } from "./gemini-auth.ts";
 import { postJson } from "../http.ts";
+import { readJsonAs } from "../read-body.ts";
+import { TokenCountSchema } from "../../lib/schemas.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
@@ -17,10 +20,12 @@ const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   decodeStream: decodeGeminiChunks,
 };
 
-function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateContent?alt=sse"): string {
+function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateContent?alt=sse" | "countTokens"): string {
   return `${call.channel.baseUrl}/v1beta/models/${encodeURIComponent(call.upstreamModel)}:${action}`;
 }
 
+/** The answer of countTokens: the field used. Proto3 JSON leaves out a count of 0. */
+const CountSchema = v.object({ totalTokens: v.optional(TokenCountSchema, 0) });
 
 /**
  * Gemini answers a wrong API key with 400 (reason API_KEY_INVALID), not 401. That is the
@@ -56,5 +61,16 @@ export const geminiChatAdapter: ChatAdapter = {
     const body = bodyOf(request, call);
     const response = await post(call, urlOf(call, "streamGenerateContent?alt=sse"), body);
     return readChatStream(response, GEMINI_WIRE, request, call);
+  },
+
+  /**
+   * The whole request goes as `generateContentRequest`, since only there does Gemini count the
+   * system instruction and tools (bare `contents` are the messages alone); that request must
+   * name its model.
+   */
+  async countTokens(request, call) {
+    const body = { generateContentRequest: { ...bodyOf(request, call), model: `models/${call.upstreamModel}` } };
+    const response = await post(call, urlOf(call, "countTokens"), body);
+    return (await readJsonAs(response, call.idleTimeoutMs, CountSchema, "a token count")).totalTokens;
   },
 };

@@ -4,6 +4,7 @@ import type { ChatAdapter } from "../adapter.ts";
 import { randomBase62 } from "../../lib/random-id.ts";
 import { mockChatReply } from "./mock-chat-reply.ts";
 import { batchesOf } from "../../streams/batch-source.ts";
+import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 
 /**
  * The built-in offline model: answers by echoing the last user message, calls a tool when
@@ -39,6 +40,11 @@ export const mockChatAdapter: ChatAdapter = {
     parts.push({ type: "usage", usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens } });
     // One delivery per part, as a real upstream streams word by word.
     return { parts: batchesOf(parts.map((part) => [part])), native: false };
+  },
+
+  /** Exact, not an estimate: the mock counts its prompts this way in its usage too (mockChatReply). */
+  async countTokens(request) {
+    return estimatePromptTokens(request);
   },
 };
 

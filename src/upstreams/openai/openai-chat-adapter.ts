@@ -1,6 +1,7 @@
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson } from "../http.ts";
+import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
@@ -44,5 +45,11 @@ export const openAiChatAdapter: ChatAdapter = {
     const body = bodyOf(request, call, true);
     const response = await postJson(call, `${call.channel.baseUrl}/chat/completions`, openAiAuthHeaders(call), body);
     return readChatStream(response, OPENAI_WIRE, request, call);
+  },
+
+  /** OpenAI's API has no token counting: the estimate holds are taken on, and a warning saying so. */
+  async countTokens(request, call) {
+    call.warnings.add("token count", "estimated by the gateway at about 4 characters a token, since the upstream's API cannot count tokens");
+    return estimatePromptTokens(request);
   },
 };

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { jsonFixture } from "../helpers/loopback-upstream.ts";
+import { ANTHROPIC_COUNT_FIXTURE } from "../helpers/anthropic-upstream.ts";
+import { GEMINI_COUNT_FIXTURE } from "../helpers/gemini-upstream.ts";
+import { anthropicWeatherTool, genaiWeatherTool, MODELS, onlyRequest, startWorld, UPSTREAM_KEYS, UPSTREAM_MODELS, WEATHER, type World } from "./_support.ts";
+
+/**
+ * Token counting through the official SDKs, nothing changed but base URL and key:
+ * Anthropic's `messages.countTokens` (POST /v1/messages/count_tokens) and genai's
+ * `models.countTokens` (POST /v1beta/models/{model}:countTokens), on a channel of each kind.
+ * An anthropic or gemini channel counts upstream (the loopback records what it was sent); an
+ * openai channel cannot, so the gateway estimates (4 characters a token) and says so; the mock
+ * counts as its usage does.
+ */
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(() => world.close());
+beforeEach(() => world.reset());
+
+const ANTHROPIC_COUNT: number = jsonFixture(ANTHROPIC_COUNT_FIXTURE).input_tokens;
+const GEMINI_COUNT: number = jsonFixture(GEMINI_COUNT_FIXTURE).totalTokens;
+
+const SYSTEM = "You are terse.";
+const PROMPT = "How many tokens is this?";
+/** The documented estimate: the prompt's characters (system included) / 4, rounded up. */
+const ESTIMATE = Math.ceil((SYSTEM + PROMPT).length / 4);
+
+/** Anthropic's countTokens of the shared prompt, with the response for its headers. */
+function anthropicCount(model: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return world.anthropic.messages
+    .countTokens({ model, system: SYSTEM, messages: [{ role: "user", content: PROMPT }], ...extra }, { headers })
+    .withResponse();
+}
+
+describe("Anthropic SDK: client.messages.countTokens", () => {
+  test("anthropic channel: the caller's body goes to count_tokens with the model mapped, unknown fields and anthropic-beta kept", async () => {
+    const thinking = { type: "enabled" as const, budget_tokens: 2048 };
+    const { data, response } = await anthropicCount(MODELS.anthropic, { tools: [anthropicWeatherTool], thinking }, { "anthropic-beta": "token-counting-2024-11-01" });
+    expect(data).toEqual({ input_tokens: ANTHROPIC_COUNT });
+    expect(response.headers.get("x-gateway-attempts")).toBe("1");
+    expect(response.headers.get("x-gateway-channel")).toMatch(/.+/);
+    expect(response.headers.get("request-id")).toMatch(/^req/);
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    const received = onlyRequest(world, "anthropic");
+    expect(received.path).toBe("/v1/messages/count_tokens");
+    expect(received.headers["x-api-key"]).toBe(UPSTREAM_KEYS.anthropic);
+    expect(received.headers["anthropic-version"]).toBe("2023-06-01");
+    expect(received.headers["anthropic-beta"]).toBe("token-counting-2024-11-01");
+    expect(received.body).toEqual({
+      model: UPSTREAM_MODELS.anthropic,
+      system: SYSTEM,
+      messages: [{ role: "user", content: PROMPT }],
+      tools: [anthropicWeatherTool],
+      thinking,
+    });
+  });
+
+  test("gemini channel: the prompt goes translated inside generateContentRequest, system instruction and tools included", async () => {
+    const { data, response } = await anthropicCount(MODELS.gemini, { tools: [anthropicWeatherTool] });
+    expect(data.input_tokens).toBe(GEMINI_COUNT);
+    expect(response.headers.get("x-gateway-attempts")).toBe("1");
+    const received = onlyRequest(world, "gemini");
+    expect(received.path).toBe(`/v1beta/models/${UPSTREAM_MODELS.gemini}:countTokens`);
+    expect(received.headers["x-goog-api-key"]).toBe(UPSTREAM_KEYS.gemini);
+    const counted = received.body.generateContentRequest;
+    expect(Object.keys(received.body)).toEqual(["generateContentRequest"]);
+    expect(counted.model).toBe(`models/${UPSTREAM_MODELS.gemini}`);
+    expect(counted.contents).toEqual([{ role: "user", parts: [{ text: PROMPT }] }]);
+    expect(counted.systemInstruction).toEqual({ parts: [{ text: SYSTEM }] });
+    expect(counted.tools[0].functionDeclarations[0].name).toBe(WEATHER.name);
+  });
+
+  test("openai channel: no upstream call, the gateway's estimate, and a warning that says so", async () => {
+    const { data, response } = await anthropicCount(MODELS.openai);
+    expect(data.input_tokens).toBe(ESTIMATE);
+    expect(response.headers.get("x-gateway-warnings")).toContain("estimated by the gateway");
+    expect(response.headers.get("x-gateway-attempts")).toBe("1");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+
+  test("mock channel: the count is the input_tokens the mock's usage reports for the same prompt", async () => {
+    const { data, response } = await anthropicCount(MODELS.mock);
+    const message = await world.anthropic.messages.create({ model: MODELS.mock, max_tokens: 50, system: SYSTEM, messages: [{ role: "user", content: PROMPT }] });
+    expect(data.input_tokens).toBe(message.usage.input_tokens);
+    expect(data.input_tokens).toBeGreaterThan(0);
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+});
+
+describe("genai SDK: ai.models.countTokens", () => {
+  test("gemini channel: the SDK's contents go to :countTokens of the mapped model", async () => {
+    const result = await world.genai.models.countTokens({ model: MODELS.gemini, contents: PROMPT });
+    expect(result.totalTokens).toBe(GEMINI_COUNT);
+    expect(result.sdkHttpResponse?.headers?.["x-gateway-attempts"]).toBe("1");
+    const received = onlyRequest(world, "gemini");
+    expect(received.model).toBe(UPSTREAM_MODELS.gemini);
+    expect(received.action).toBe("countTokens");
+    expect(received.body.generateContentRequest).toEqual({
+      contents: [{ role: "user", parts: [{ text: PROMPT }] }],
+      generationConfig: {},
+      model: `models/${UPSTREAM_MODELS.gemini}`,
+    });
+  });
+
+  test("anthropic channel: the contents go translated to count_tokens, without max_tokens", async () => {
+    const result = await world.genai.models.countTokens({ model: MODELS.anthropic, contents: PROMPT });
+    expect(result.totalTokens).toBe(ANTHROPIC_COUNT);
+    const received = onlyRequest(world, "anthropic");
+    expect(received.path).toBe("/v1/messages/count_tokens");
+    expect(received.body).toEqual({ model: UPSTREAM_MODELS.anthropic, messages: [{ role: "user", content: [{ type: "text", text: PROMPT }] }] });
+  });
+
+  test("openai channel: the estimate, with the warning", async () => {
+    const result = await world.genai.models.countTokens({ model: MODELS.openai, contents: PROMPT });
+    expect(result.totalTokens).toBe(Math.ceil(PROMPT.length / 4));
+    expect(result.sdkHttpResponse?.headers?.["x-gateway-warnings"]).toContain("estimated by the gateway");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+
+  test("mock channel: the count is the promptTokenCount of the mock's usage", async () => {
+    const result = await world.genai.models.countTokens({ model: MODELS.mock, contents: PROMPT });
+    const generated = await world.genai.models.generateContent({ model: MODELS.mock, contents: PROMPT });
+    expect(result.totalTokens).toBe(generated.usageMetadata!.promptTokenCount!);
+  });
+});
+
+/** POSTs a countTokens body the way Gemini's REST docs show it (the SDK sends only `contents`), the key in `?key=`. */
+function restCount(model: string, body: unknown): Promise<Response> {
+  return world.gw.fetch(`/v1beta/models/${model}:countTokens?key=${world.key}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+describe("a whole generateContentRequest (REST)", () => {
+  const counted = {
+    model: "models/whatever-the-caller-wrote",
+    systemInstruction: { parts: [{ text: SYSTEM }] },
+    contents: [{ role: "user", parts: [{ text: PROMPT }] }],
+    tools: [genaiWeatherTool],
+    safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_ONLY_HIGH" }],
+  };
+
+  test("gemini channel: sent as the caller wrote it, fields the gateway does not model included, its model the upstream's", async () => {
+    const response = await restCount(MODELS.gemini, { generateContentRequest: counted });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ totalTokens: GEMINI_COUNT });
+    const sent = onlyRequest(world, "gemini").body.generateContentRequest;
+    expect(sent.model).toBe(`models/${UPSTREAM_MODELS.gemini}`);
+    expect(sent.systemInstruction).toEqual(counted.systemInstruction);
+    expect(sent.tools).toEqual(counted.tools);
+    expect(sent.safetySettings).toEqual(counted.safetySettings);
+  });
+
+  test("anthropic channel: system and tools translated; what it cannot take is named in the warnings", async () => {
+    const response = await restCount(MODELS.anthropic, { generateContentRequest: counted });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ totalTokens: ANTHROPIC_COUNT });
+    expect(response.headers.get("x-gateway-warnings")).toContain("safetySettings");
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.system).toBe(SYSTEM);
+    expect(sent.tools.map((t: any) => t.name)).toEqual([WEATHER.name]);
+    expect("max_tokens" in sent).toBe(false);
+  });
+});
