@@ -56,7 +56,8 @@ export class RateLimiter {
     const buckets = this.#bucketsFor(ownBuckets ? `key:${principal.tokenId}` : `user:${principal.userId}`, limits, now);
     const tokens = Math.min(estimatedTokens, buckets.tokens?.capacity ?? estimatedTokens);
     const waitRequests = buckets.requests?.msUntil(1, now) ?? 0;
-    const waitTokens = buckets.tokens?.msUntil(tokens, now) ?? 0;
+    // A request that reserves no tokens (a token count) does not wait for a bucket in debt.
+    const waitTokens = tokens > 0 ? (buckets.tokens?.msUntil(tokens, now) ?? 0) : 0;
     if (waitRequests > 0 || waitTokens > 0) {
       const which = waitRequests > 0 ? "requests" : "tokens";
       throw new GatewayError(429, `Rate limit reached for ${which} per minute; retry after ${duration(Math.max(waitRequests, waitTokens))}`, {

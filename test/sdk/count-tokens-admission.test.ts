@@ -100,6 +100,20 @@ describe("admission", () => {
     expect(chat).toBeInstanceOf(Anthropic.RateLimitError);
   });
 
+  test("a count reserves no tokens, so it is admitted while the tokens per minute are spent", async () => {
+    const { key } = await createUserKey(world.gw, { plan: "enterprise", balance: 10 }, { requests_per_minute: 100, tokens_per_minute: 1000 });
+    // The upstream counts far more than the reservation: the bucket ends up owing tokens.
+    const completion = jsonFixture("openai-chat-completion.json");
+    world.upstreams.openai.setBehavior({ completion: { ...completion, usage: { prompt_tokens: 5000, completion_tokens: 1, total_tokens: 5001 } } });
+    const anthropic = anthropicClient(world.gw, key);
+    await anthropic.messages.create({ model: MODELS.openai, max_tokens: 10, messages: MESSAGES });
+    const chat = await rejectionOf(anthropic.messages.create({ model: MODELS.mock, max_tokens: 10, messages: MESSAGES }));
+    expect(chat).toBeInstanceOf(Anthropic.RateLimitError);
+    const { data, response } = await anthropic.messages.countTokens({ model: MODELS.mock, messages: MESSAGES }).withResponse();
+    expect(data.input_tokens).toBeGreaterThan(0);
+    expect(response.headers.get("x-ratelimit-remaining-tokens")).toBe("0");
+  });
+
   test("counting writes no usage row and no ledger row, holds nothing, and needs no balance", async () => {
     for (const balance of [5, 0]) {
       const { userId, key } = await createUserKey(world.gw, { plan: "enterprise", balance });
