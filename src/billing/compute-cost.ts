@@ -29,6 +29,21 @@ export function perImagePrice(price: Price, size: string, quality: string): numb
  * the way.
  */
 export function computeCost(price: Price | undefined, usage: BillableUsage): number {
+  return roundedCost(scaledCost(price, usage));
+}
+
+/**
+ * The hold for a request's most expected usage: its cost, or Infinity when that sum is past
+ * the largest number (a max_tokens of 1e308), which no balance covers. As a cost it reads 0,
+ * and a hold of 0 is no hold at all: such a request was served on any balance.
+ */
+export function computeHold(price: Price | undefined, maxUsage: BillableUsage): number {
+  const scaled = scaledCost(price, maxUsage);
+  return scaled === Infinity ? Infinity : roundedCost(scaled);
+}
+
+/** The cost in millionths of a micro-USD, unrounded. */
+function scaledCost(price: Price | undefined, usage: BillableUsage): number {
   if (!price) return 0;
   const cached = price.cachedInputPerMillion === null ? 0 : Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const uncached = usage.inputTokens - cached;
@@ -42,6 +57,10 @@ export function computeCost(price: Price | undefined, usage: BillableUsage): num
   if (usage.documents) scaled += usage.documents * (price.per1kDocuments ?? 0) * 1_000;
   if (usage.audioSeconds) scaled += (usage.audioSeconds * (price.perMinute ?? 0) * 1_000_000) / 60;
   if (usage.images) scaled += usage.images.count * (perImagePrice(price, usage.images.size, usage.images.quality) ?? 0) * 1_000_000;
-  // Counts are checked where upstreams report them; a charge is still never a credit.
+  return scaled;
+}
+
+/** Millionths of a micro-USD rounded to micro-USD. Counts are checked where upstreams report them; a charge is still never a credit. */
+function roundedCost(scaled: number): number {
   return Number.isFinite(scaled) && scaled > 0 ? Math.round(scaled / 1_000_000) : 0;
 }

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import type { Services } from "../services.ts";
 import type { ModelMode } from "../pricing/price.ts";
-import { computeCost, type BillableUsage } from "../billing/compute-cost.ts";
+import { computeHold, type BillableUsage } from "../billing/compute-cost.ts";
 import { holdFunds, priceOrRefuse } from "../billing/hold-funds.ts";
 import { limitsFor, type RateGrant } from "../limits/rate-limiter.ts";
 import type { Principal } from "../auth/key-cache.ts";
@@ -49,7 +49,7 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
     price,
   );
   meter.onTokensUsed = grant.settle;
-  await holdFunds(services, meter, computeCost(price, maxUsage));
+  await holdFunds(services, meter, computeHold(price, maxUsage));
   return { meter, rateLimitHeaders: grant.headers };
 }
 

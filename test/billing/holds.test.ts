@@ -100,3 +100,28 @@ test("an upstream failure after the hold refunds it in full", async () => {
   expect(report.problems).toEqual([]);
   expect(report.openHolds).toBe(0);
 });
+
+/** A maximum output so large that its price is past the largest number (Infinity), in each caller format. */
+const OVERFLOWING_REQUESTS = {
+  openai: { path: "/v1/chat/completions", body: { model: "demo-chat", max_tokens: 1e308, messages: [{ role: "user", content: "hi" }] } },
+  anthropic: { path: "/v1/messages", body: { model: "demo-chat", max_tokens: 1e308, messages: [{ role: "user", content: "hi" }] } },
+  gemini: { path: "/v1beta/models/demo-chat:generateContent", body: { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 1e308 } } },
+};
+
+test.each(Object.keys(OVERFLOWING_REQUESTS) as (keyof typeof OVERFLOWING_REQUESTS)[])(
+  "a max_tokens whose hold is past the largest number is a 402 like any hold the balance cannot cover, not served without a hold (%s)",
+  async (caller) => {
+    const { id, key } = await userWithBalance(0.000001);
+    const { path, body: request } = OVERFLOWING_REQUESTS[caller];
+    const response = await gw.fetch(path, { method: "POST", headers: bearer(key), body: JSON.stringify(request) });
+    expect(response.status).toBe(402);
+    expect((await response.json()).error.type).toBe("insufficient_funds");
+    const user = await gw.admin("GET", `/v1/admin/users/${id}`);
+    expect(user.body.balance).toBe(0.000001);
+    const rows = await gw.database.db.selectFrom("usage_logs").select(["status", "cost_micros"]).where("user_id", "=", id).execute();
+    expect(rows).toEqual([{ status: 402, cost_micros: 0 }]);
+    const report = await checkLedger(gw.database.db);
+    expect(report.problems).toEqual([]);
+    expect(report.openHolds).toBe(0);
+  },
+);
