@@ -5,7 +5,7 @@ import type { Services } from "../../services.ts";
 import type { TranscriptionRequest, TranscriptionResult } from "../../canonical/media.ts";
 import { TRANSCRIPT_FORMATS, type TranscriptTask } from "../../canonical/transcript.ts";
 import { isIso6391 } from "../../canonical/language-codes.ts";
-import { probeAudio } from "../../audio/probe-audio.ts";
+import { probeAudio, type AudioProbe } from "../../audio/probe-audio.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { badRequest, GatewayError } from "../../errors/gateway-error.ts";
 import { parseOrThrow, numberInRange } from "../../lib/validate.ts";
@@ -51,9 +51,16 @@ function render(result: TranscriptionResult, request: TranscriptionRequest): { b
   return result.kind === "rendered" ? result : renderTranscript(result.transcript, request.responseFormat, request.task);
 }
 
-/** Seconds of audio a result bills: the upstream's own count where it gave one, else the file's header. */
-function billedSeconds(result: TranscriptionResult, headerSeconds: number): number {
-  return result.kind === "transcript" ? result.transcript.durationSeconds : (result.durationSeconds ?? headerSeconds);
+/**
+ * Seconds of audio a result bills: the upstream's own count where it gave one the file can
+ * hold (0 to its most; for M4A and WebM, which their size does not bound, their header's
+ * length), else the header's. A negative count made the request free, and 1e12 s charged
+ * 100 million USD for a few seconds of speech.
+ */
+function billedSeconds(result: TranscriptionResult, probe: AudioProbe): number {
+  const reported = result.kind === "transcript" ? result.transcript.durationSeconds : result.durationSeconds;
+  const most = Number.isFinite(probe.mostSeconds) ? probe.mostSeconds : probe.durationSeconds;
+  return reported !== null && reported >= 0 && reported <= most ? reported : probe.durationSeconds;
 }
 
 /**
@@ -95,7 +102,7 @@ export function transcriptionRoutes(services: Services) {
         meter,
         c.req.raw.signal,
         (adapter, call) => adapter.transcribe(request, call),
-        (result) => usageOf(billedSeconds(result, probe.durationSeconds)),
+        (result) => usageOf(billedSeconds(result, probe)),
       );
       const { body, contentType } = render(served.value, request);
       return modelResponse(body, { "content-type": contentType }, { rateLimitHeaders, served, requestId: c.get("requestId") });

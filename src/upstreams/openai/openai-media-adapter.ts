@@ -20,8 +20,8 @@ const EmbeddingsSchema = v.object({
 const RerankSchema = v.object({
   results: v.array(v.object({ index: v.number(), relevance_score: v.number() })),
   // Jina reports usage.total_tokens, Cohere-style servers meta.billed_units, the spec meta.tokens_used.
-  usage: v.optional(v.object({ total_tokens: v.optional(v.number()) })),
-  meta: v.optional(v.object({ tokens_used: v.optional(v.number()), billed_units: v.optional(v.object({ input_tokens: v.optional(v.number()) })) })),
+  usage: believableUsage(v.object({ total_tokens: v.optional(TokenCountSchema) })),
+  meta: believableUsage(v.object({ tokens_used: v.optional(TokenCountSchema), billed_units: v.optional(v.object({ input_tokens: v.optional(TokenCountSchema) })) })),
 });
 const ImagesSchema = v.object({
   data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
