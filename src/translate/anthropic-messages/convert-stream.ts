@@ -28,12 +28,16 @@ const EventSchema = v.looseObject({
 
 /**
  * Upstream Anthropic stream events -> canonical parts. Usage is assembled from message_start
- * (input) and message_delta (output) and emitted once at message_stop. A stream that ends
+ * (input) and message_delta (output) and emitted once at message_stop, only when both halves
+ * came and were believable: one read as 0 made the prompt or the answer free, where an
+ * unreported usage is estimated. A stream that ends
  * before message_stop was cut short and ends with an error part. With `native`, each event
  * is also given as it came (a native part), for a relay to an Anthropic caller.
  */
 export function decodeAnthropicEvents(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let usage: v.InferOutput<typeof AnthropicUsageSchema> = {};
+  let inputReported = false;
+  let outputReported = false;
   let finish: FinishReason = "stop";
   let stopped = false;
   let toolIndex = -1;
@@ -52,6 +56,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
       switch (event.type) {
         case "message_start":
           usage = { ...usage, ...event.message?.usage };
+          inputReported = event.message?.usage?.input_tokens != null;
           controller.enqueue({
             type: "start",
             id: event.message?.id ?? "",
@@ -79,10 +84,11 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
         case "message_delta":
           if (event.delta?.stop_reason) finish = mapAnthropicStopReason(event.delta.stop_reason);
           if (event.usage) usage = { ...usage, ...stripNulls(event.usage) };
+          if (event.usage?.output_tokens != null) outputReported = true;
           break;
         case "message_stop":
           stopped = true;
-          controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
+          if (inputReported && outputReported) controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
           controller.enqueue({ type: "finish", finishReason: finish });
           break;
         case "error":
