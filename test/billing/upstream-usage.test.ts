@@ -123,6 +123,10 @@ const UNBELIEVABLE: [string, unknown][] = [
   ["negative", { prompt_tokens: -1e12, completion_tokens: -5, total_tokens: -1e12 }],
   ["fractional", { prompt_tokens: 10.5, completion_tokens: 3, total_tokens: 13.5 }],
   ["huge", { prompt_tokens: 1e300, completion_tokens: 1e300, total_tokens: 1e300 }],
+  // OpenAI always reports both counts; one missing would be billed as 0 tokens.
+  ["empty", {}],
+  ["without prompt_tokens", { completion_tokens: 5, total_tokens: 5 }],
+  ["without completion_tokens", { prompt_tokens: 5, total_tokens: 5 }],
 ];
 
 for (const [kind, usage] of UNBELIEVABLE) {

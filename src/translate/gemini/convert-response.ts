@@ -6,9 +6,13 @@ import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
 
-/** Gemini's usageMetadata; lenient, only the fields used. */
+/**
+ * Gemini's usageMetadata; lenient, only the fields used. Gemini leaves out counts of 0 (no
+ * candidatesTokenCount for an empty answer), but every answer counts its prompt: one without
+ * promptTokenCount is not believed (the estimate is charged) rather than a free prompt.
+ */
 export const GeminiUsageSchema = v.looseObject({
-  promptTokenCount: v.optional(v.nullable(TokenCountSchema)),
+  promptTokenCount: TokenCountSchema,
   candidatesTokenCount: v.optional(v.nullable(TokenCountSchema)),
   thoughtsTokenCount: v.optional(v.nullable(TokenCountSchema)),
   cachedContentTokenCount: v.optional(v.nullable(TokenCountSchema)),
@@ -43,7 +47,7 @@ export type GeminiResponse = v.InferOutput<typeof GeminiResponseSchema>;
 export function usageFromGemini(usage: v.InferOutput<typeof GeminiUsageSchema>): Usage {
   const cached = usage.cachedContentTokenCount ?? 0;
   return {
-    inputTokens: usage.promptTokenCount ?? 0,
+    inputTokens: usage.promptTokenCount,
     outputTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
     ...(cached > 0 ? { cachedInputTokens: cached } : {}),
   };

@@ -3,10 +3,13 @@ import type { ChatResponse, ContentPart, FinishReason, Usage } from "../../canon
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
-/** OpenAI's usage object; lenient, only the fields used. */
+/**
+ * OpenAI's usage object; lenient, only the fields used. OpenAI always reports both counts, so
+ * a usage without one is not believed (the estimate is charged) rather than read as 0 tokens.
+ */
 export const OpenAiUsageSchema = v.looseObject({
-  prompt_tokens: v.optional(v.nullable(TokenCountSchema)),
-  completion_tokens: v.optional(v.nullable(TokenCountSchema)),
+  prompt_tokens: TokenCountSchema,
+  completion_tokens: TokenCountSchema,
   prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
 });
 
@@ -39,8 +42,8 @@ export const OpenAiChatResponseSchema = v.looseObject({
 export function usageFromOpenAi(usage: v.InferOutput<typeof OpenAiUsageSchema>): Usage {
   const cached = usage.prompt_tokens_details?.cached_tokens;
   return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
+    inputTokens: usage.prompt_tokens,
+    outputTokens: usage.completion_tokens,
     ...(cached ? { cachedInputTokens: cached } : {}),
   };
 }
