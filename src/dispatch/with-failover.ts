@@ -49,9 +49,12 @@ export async function withFailover<T>(
   let last: UpstreamError | undefined;
   let attempts = 0;
   for (const channel of channels) {
-    if (signal.aborted) break;
     if (!breaker.allow(channel.id)) continue;
     if (attempts > 0) await sleepUnlessAborted(backoffMs * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
+    if (signal.aborted) {
+      breaker.released(channel.id);
+      break;
+    }
     attempts++;
     try {
       const value = await attempt(channel);
@@ -60,7 +63,7 @@ export async function withFailover<T>(
     } catch (error) {
       if (options.clientSignal.aborted) {
         breaker.released(channel.id);
-        throw new GatewayError(499, "The client closed the request");
+        throw clientClosed();
       }
       if (!(error instanceof UpstreamError)) {
         breaker.released(channel.id);
@@ -75,10 +78,15 @@ export async function withFailover<T>(
       else breaker.failed(channel.id);
     }
   }
+  // A client that left (in a backoff, or before the first attempt while its hold waited) is
+  // a 499 like one that leaves during an attempt, not the last attempt's error or a deadline.
+  if (options.clientSignal.aborted) throw clientClosed();
   if (last) throw last.toGatewayError();
   if (signal.aborted) throw new GatewayError(504, "The request's deadline passed before an upstream answered");
   throw everyChannelPaused(channels, breaker);
 }
+
+const clientClosed = () => new GatewayError(499, "The client closed the request");
 
 /**
  * The caller's error when the breaker skipped every channel: 429 when the one that frees up
