@@ -86,6 +86,17 @@ describe("the same rule for the other two formats", () => {
     expect([body.max_completion_tokens, body.max_tokens]).toEqual([256, 100]);
   });
 
+  test("openai caller -> openai upstream, streamed: stream_options fields besides include_usage survive (include_obfuscation)", async () => {
+    const stream = await world.openai.chat.completions.create({
+      model: MODELS.openai,
+      messages: [{ role: "user", content: "Hello" }],
+      stream: true,
+      stream_options: { include_usage: true, include_obfuscation: false },
+    });
+    for await (const _chunk of stream);
+    expect(onlyRequest(world, "openai").body.stream_options).toEqual({ include_usage: true, include_obfuscation: false });
+  });
+
   test("genai caller -> gemini upstream: safetySettings survive", async () => {
     const safetySettings = [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_ONLY_HIGH" }];
     await world.genai.models.generateContent({

@@ -92,7 +92,8 @@ export const ChatCompletionRequestSchema = v.looseObject({
   frequency_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
   presence_penalty: v.optional(v.nullable(numberInRange(-2, 2))),
   stream: v.optional(v.nullable(v.boolean("must be a boolean"))),
-  stream_options: v.optional(v.nullable(objectOnly(v.object({ include_usage: v.optional(v.boolean()) })))),
+  // Loose: include_obfuscation and later options reach an openai upstream.
+  stream_options: v.optional(v.nullable(objectOnly(v.looseObject({ include_usage: v.optional(v.boolean()) })))),
   stop: v.optional(
     v.nullable(
       v.union(
