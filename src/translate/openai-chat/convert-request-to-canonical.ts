@@ -1,5 +1,5 @@
-import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
-import { isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
+import { isFunctionTool, isFunctionToolCall, isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
 
@@ -25,8 +25,9 @@ function messageToCanonical(message: OpenAiMessage, i: number, untranslated: Unt
     return { role: "tool", parts: [{ type: "tool_result", toolCallId: message.tool_call_id!, content }] };
   }
   const parts = partsOf(message.content, where, untranslated);
-  for (const call of message.tool_calls ?? []) {
-    parts.push({ type: "tool_call", id: call.id, name: call.function.name, arguments: call.function.arguments });
+  for (const [j, call] of (message.tool_calls ?? []).entries()) {
+    if (isFunctionToolCall(call)) parts.push({ type: "tool_call", id: call.id, name: call.function.name, arguments: call.function.arguments });
+    else untranslated.input.push(`messages[${i}].tool_calls[${j}] (${call.type})`);
   }
   return { role: message.role === "developer" ? "system" : message.role, parts };
 }
@@ -38,9 +39,32 @@ function responseFormatOf(format: ChatCompletionRequest["response_format"]): Res
   return { type: "json_schema", name, schema: schema ?? {}, strict: strict ?? undefined };
 }
 
-function toolChoiceOf(choice: ChatCompletionRequest["tool_choice"]): ToolChoice | undefined {
-  if (choice === undefined || typeof choice === "string") return choice;
-  return { name: choice.function.name };
+/** The function tools in canonical form; custom tools, which only OpenAI has, are noted in `untranslated`. */
+function toolsOf(tools: NonNullable<ChatCompletionRequest["tools"]>, untranslated: Untranslated): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const [i, tool] of tools.entries()) {
+    if (!isFunctionTool(tool)) untranslated.input.push(`tools[${i}] (${tool.type})`);
+    else out.push({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } });
+  }
+  return out;
+}
+
+/**
+ * The tools offered and the choice among them. `allowed_tools` narrows the tools a call may
+ * use while the list stays whole (for OpenAI's prompt cache); other formats have no such
+ * switch, so they are offered only the allowed ones, which is what the model may call.
+ */
+function toolsAndChoiceOf(body: ChatCompletionRequest, untranslated: Untranslated): Pick<ChatRequest, "tools" | "toolChoice"> {
+  const tools = body.tools && toolsOf(body.tools, untranslated);
+  const choice = body.tool_choice;
+  if (choice === undefined || typeof choice === "string") return { tools, toolChoice: choice };
+  if (choice.type === "function") return { tools, toolChoice: { name: choice.function.name } };
+  if (choice.type === "custom") {
+    untranslated.input.push("tool_choice (custom)");
+    return { tools };
+  }
+  const allowed = new Set(choice.allowed_tools.tools.flatMap((tool) => (tool.function ? [tool.function.name] : [])));
+  return { tools: tools?.filter((tool) => allowed.has(tool.name)), toolChoice: choice.allowed_tools.mode };
 }
 
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
@@ -60,12 +84,7 @@ export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest)
       presencePenalty: body.presence_penalty ?? undefined,
       seed: body.seed ?? undefined,
     },
-    tools: body.tools?.map((t) => ({
-      name: t.function.name,
-      description: t.function.description,
-      parameters: t.function.parameters ?? { type: "object", properties: {} },
-    })),
-    toolChoice: toolChoiceOf(body.tool_choice),
+    ...toolsAndChoiceOf(body, untranslated),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.response_format),
     stream: body.stream === true,

@@ -18,11 +18,14 @@ export type ModelledPart = v.InferOutput<typeof ModelledPart>;
 /** Whether `part` is one of the types the canonical form carries (else it was accepted as another). */
 export const isModelledPart = (part: { type: string }): part is ModelledPart => MODELLED_PART_TYPES.includes(part.type);
 
-const ToolCall = v.object({
+const FunctionToolCall = v.object({
   id: v.string(),
   type: v.literal("function"),
   function: v.object({ name: v.string(), arguments: v.string() }),
 });
+/** A call of a custom tool (free-form input), which only OpenAI defines: sent as it is to an openai upstream. */
+const CustomToolCall = v.looseObject({ id: v.string(), type: v.literal("custom"), custom: v.looseObject({ name: v.string(), input: v.string() }) });
+const ToolCall = v.variant("type", [FunctionToolCall, CustomToolCall], "a tool call's type must be 'function' or 'custom'");
 
 /** Roles of spec 2.1, plus `developer`, which current OpenAI SDKs send in place of `system`. */
 const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
@@ -42,13 +45,33 @@ const Message = v.pipe(
   ),
 );
 
-const Tool = v.object({
-  type: v.literal("function", "tool type must be 'function'"),
+const toolName = v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'"));
+
+const FunctionTool = v.object({
+  type: v.literal("function"),
   function: v.object({
-    name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
+    name: toolName,
     description: v.optional(v.string()),
     parameters: v.optional(JsonObjectSchema),
     strict: v.optional(v.nullable(v.boolean())),
+  }),
+});
+
+/** A tool whose input is free text (optionally held to a grammar), which only OpenAI defines: sent as it is to an openai upstream. */
+const CustomTool = v.looseObject({ type: v.literal("custom"), custom: v.looseObject({ name: toolName }) });
+const Tool = v.variant("type", [FunctionTool, CustomTool], "tool type must be 'function' or 'custom'");
+
+/** Whether `tool` is a function tool, the kind every format has. */
+export const isFunctionTool = (tool: { type: string }): tool is v.InferOutput<typeof FunctionTool> => tool.type === "function";
+/** Whether `call` calls a function tool. */
+export const isFunctionToolCall = (call: { type: string }): call is v.InferOutput<typeof FunctionToolCall> => call.type === "function";
+
+/** The tools a call may use, out of all those defined (which stay the same from turn to turn, for prompt caching). */
+const AllowedTools = v.object({
+  type: v.literal("allowed_tools"),
+  allowed_tools: v.object({
+    mode: v.picklist(["auto", "required"], "must be 'auto' or 'required'"),
+    tools: v.array(v.looseObject({ type: v.string(), function: v.optional(v.looseObject({ name: v.string() })) })),
   }),
 });
 
@@ -56,8 +79,10 @@ const ToolChoice = v.union(
   [
     v.picklist(["auto", "none", "required"]),
     v.object({ type: v.literal("function"), function: v.object({ name: v.string() }) }),
+    v.object({ type: v.literal("custom"), custom: v.object({ name: v.string() }) }),
+    AllowedTools,
   ],
-  "must be 'auto', 'none', 'required' or {type:'function', function:{name}}",
+  "must be 'auto', 'none', 'required', {type:'function', function:{name}}, {type:'custom', custom:{name}} or {type:'allowed_tools', allowed_tools:{mode, tools}}",
 );
 
 const ResponseFormat = v.variant(
