@@ -111,6 +111,27 @@ describe("anthropic caller", () => {
     expect(world.upstreams.openai.requests).toHaveLength(0);
   });
 
+  test("an image a tool returned: sent to an anthropic upstream; for an openai-only model a 400 rather than a result without it", async () => {
+    const screenshot = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } };
+    const request = (model: string): Anthropic.MessageCreateParamsNonStreaming => ({
+      model,
+      max_tokens: 100,
+      tools: [{ name: "screenshot", input_schema: { type: "object", properties: {} } }],
+      messages: [
+        { role: "user", content: "What is on my screen?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "screenshot", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "Here it is" }, screenshot] }] },
+      ],
+    });
+    await world.anthropic.messages.create(request(MODELS.anthropic));
+    expect(onlyRequest(world, "anthropic").body.messages[2].content[0].content[1]).toEqual(screenshot);
+
+    const error = await world.anthropic.messages.create(request(MODELS.openai)).catch((e) => e);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(error.message).toContain("messages[2].content[0].content[1] (image)");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+
   test("a malformed block of a known type is still refused", async () => {
     const error = await world.anthropic.messages
       .create({ model: MODELS.anthropic, max_tokens: 64, messages: [{ role: "user", content: [{ type: "text" } as any] }] })
@@ -178,6 +199,23 @@ describe("genai caller", () => {
     const sent = onlyRequest(world, "anthropic").body;
     expect(JSON.stringify(sent.messages[1])).not.toContain("Let me compute.");
     expect(JSON.stringify(sent.messages[1])).toContain("It is 4.");
+  });
+
+  test("a function response with media parts: sent to a gemini upstream, refused for an openai one rather than sent without them", async () => {
+    const contents = [
+      { role: "user", parts: [{ text: "What is on my screen?" }] },
+      { role: "model", parts: [{ functionCall: { name: "screenshot", args: {} } }] },
+      { role: "user", parts: [{ functionResponse: { name: "screenshot", response: { ok: true }, parts: [{ inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }] } }] },
+    ];
+    const config = { tools: [{ functionDeclarations: [{ name: "screenshot", parameters: { type: "OBJECT" as any, properties: {} } }] }] };
+    await world.genai.models.generateContent({ model: MODELS.gemini, contents, config });
+    expect(onlyRequest(world, "gemini").body.contents[2].parts[0].functionResponse.parts).toHaveLength(1);
+
+    const error = await world.genai.models.generateContent({ model: MODELS.openai, contents, config }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("contents[2].parts[0] (functionResponse with parts)");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
   });
 
   test("a PDF as inlineData: sent to a gemini upstream, refused for an anthropic one rather than sent as an image", async () => {

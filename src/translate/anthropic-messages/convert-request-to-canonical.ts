@@ -12,6 +12,23 @@ function imageUrlOf(source: { type: "base64"; media_type: string; data: string }
   return source.type === "url" ? source.url : `data:${source.media_type};base64,${source.data}`;
 }
 
+type ToolResultContent = Extract<Block, { type: "tool_result" }>["content"];
+
+/**
+ * A tool result's text. The canonical form carries a result as text, and OpenAI's tool
+ * messages take nothing else: an image or a document a tool returned (a screenshot) is
+ * noted in `untranslated`, so the model is not asked about a picture it was never shown.
+ */
+function toolResultText(content: ToolResultContent, where: string, untranslated: Untranslated): string {
+  if (typeof content === "string") return content;
+  let text = "";
+  for (const [k, block] of (content ?? []).entries()) {
+    if (block.type === "text") text += block.text;
+    else untranslated.input.push(`${where}.content[${k}] (${block.type})`);
+  }
+  return text;
+}
+
 /** A block in canonical form, or null for one the canonical form does not carry (noted in `untranslated`). */
 function partOf(block: Block, where: string, untranslated: Untranslated): ContentPart | null {
   if (!isModelledBlock(block)) {
@@ -25,10 +42,8 @@ function partOf(block: Block, where: string, untranslated: Untranslated): Conten
       return { type: "image", url: imageUrlOf(block.source) };
     case "tool_use":
       return { type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input) };
-    case "tool_result": {
-      const content = typeof block.content === "string" ? block.content : (block.content ?? []).map((b) => (b.type === "text" ? b.text : "")).join("");
-      return { type: "tool_result", toolCallId: block.tool_use_id, content, ...(block.is_error ? { isError: true } : {}) };
-    }
+    case "tool_result":
+      return { type: "tool_result", toolCallId: block.tool_use_id, content: toolResultText(block.content, where, untranslated), ...(block.is_error ? { isError: true } : {}) };
   }
 }
 

@@ -56,6 +56,8 @@ function partOf(part: GeminiPart, pairing: CallPairing, where: string, untransla
   }
   if (v.is(FunctionResponsePart, part)) {
     const result = part.functionResponse;
+    // Media a function returned (Gemini 3's multimodal function responses): results are text elsewhere.
+    if (result.parts !== undefined && result.parts.length > 0) untranslated.input.push(`${where} (functionResponse with parts)`);
     return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response) };
   }
   untranslated.replay.push(`${where} (${"executableCode" in part ? "executableCode" : "codeExecutionResult"})`);

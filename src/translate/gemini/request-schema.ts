@@ -9,7 +9,7 @@ export const FunctionCallPart = v.looseObject({
   functionCall: v.looseObject({ name: v.string(), args: v.optional(JsonObjectSchema), id: v.optional(v.string()) }),
 });
 export const FunctionResponsePart = v.looseObject({
-  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: v.optional(v.string()) }),
+  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: v.optional(v.string()), parts: v.optional(v.array(v.unknown())) }),
 });
 
 /** Code the model ran and what came of it, as a chat history records them: sent as they are to a gemini upstream. */
