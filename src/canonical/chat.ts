@@ -55,6 +55,13 @@ export type WireFormat = "openai" | "anthropic" | "gemini";
 export interface Untranslated {
   replay: string[];
   input: string[];
+  /**
+   * Settings within the messages or tools that only the caller's format takes (an image's
+   * `detail`, a tool's `strict`): named for another format, as its top-level fields are.
+   */
+  fields: string[];
+  /** Where the request ends in a prefill (Anthropic's final assistant message, which the answer continues). */
+  prefill?: string;
 }
 
 /** The caller's own request, for an upstream that speaks its format. */

@@ -27,6 +27,12 @@ export function warnLeftOut(request: ChatRequest, warnings: UpstreamWarnings): v
   const native = request.native;
   if (!native) return;
   const onlyNative = `only an upstream of the ${native.format} format takes it`;
-  for (const item of native.untranslated?.replay ?? []) warnings.add(item, `left out: ${onlyNative}`);
+  const untranslated = native.untranslated;
+  for (const item of untranslated?.replay ?? []) warnings.add(item, `left out: ${onlyNative}`);
   for (const field of fieldsLeftBehind(native.format, native.body)) warnings.add(field, `not passed on: ${onlyNative}`);
+  for (const field of untranslated?.fields ?? []) warnings.add(field, `not passed on: ${onlyNative}`);
+  for (const header of Object.keys(native.headers ?? {})) warnings.add(header, `not passed on: ${onlyNative}`);
+  if (untranslated?.prefill) {
+    warnings.add(untranslated.prefill, `a prefill, sent as a finished assistant turn: ${onlyNative} as the start of the answer, so the answer does not continue it`);
+  }
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { bearer } from "../helpers/gateway.ts";
 import { MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
 
@@ -145,4 +145,49 @@ test("the demo model, which answers in prose, says so when JSON is asked for", a
   expect(response.status).toBe(200);
   await response.arrayBuffer();
   expect(warningsOf(response)).toContain("response_format: the demo model answers in prose");
+});
+
+describe("settings inside the messages and tools, and a caller's headers, that only the caller's format takes", () => {
+  const pictureQuestion = [
+    { role: "user" as const, content: [{ type: "text" as const, text: "What is this?" }, { type: "image_url" as const, image_url: { url: "https://example.com/cat.png", detail: "low" as const } }] },
+  ];
+  const strictTool = { type: "function" as const, function: { name: "get_weather", parameters: citySchema, strict: true } };
+
+  test("openai caller: an image's detail and a tool's strict are named for an anthropic upstream", async () => {
+    const { response } = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: pictureQuestion, tools: [strictTool] }).withResponse();
+    expect(warningsOf(response)).toContain("messages[0].content[1].image_url.detail: not passed on: only an upstream of the openai format takes it");
+    expect(warningsOf(response)).toContain("tools[0].function.strict: not passed on");
+  });
+
+  test("openai caller: an openai upstream gets both as sent, with no warning", async () => {
+    const { response } = await world.openai.chat.completions.create({ model: MODELS.openai, messages: pictureQuestion, tools: [strictTool] }).withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    const body = onlyRequest(world, "openai").body;
+    expect(body.messages[0].content[1].image_url.detail).toBe("low");
+    expect(body.tools[0].function.strict).toBe(true);
+  });
+
+  test("anthropic caller: a strict tool and the betas are named for a gemini upstream", async () => {
+    const { response } = await world.anthropic.beta.messages
+      .create({
+        model: MODELS.gemini,
+        max_tokens: 50,
+        messages: hello,
+        tools: [{ name: "get_weather", input_schema: citySchema as any, strict: true }],
+        betas: ["context-1m-2025-08-07"],
+      })
+      .withResponse();
+    expect(warningsOf(response)).toContain("tools[0].strict: not passed on: only an upstream of the anthropic format takes it");
+    expect(warningsOf(response)).toContain("anthropic-beta: not passed on");
+  });
+
+  test("anthropic caller: a prefill is named for an openai upstream, which answers it with a turn of its own", async () => {
+    const messages = [{ role: "user" as const, content: "Give me JSON" }, { role: "assistant" as const, content: "{" }];
+    const { response } = await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 50, messages }).withResponse();
+    expect(warningsOf(response)).toContain("messages[1]: a prefill, sent as a finished assistant turn");
+
+    const native = await world.anthropic.messages.create({ model: MODELS.anthropic, max_tokens: 50, messages }).withResponse();
+    expect(native.response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest(world, "anthropic").body.messages).toEqual(messages);
+  });
 });

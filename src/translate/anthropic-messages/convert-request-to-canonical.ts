@@ -87,8 +87,13 @@ function parallelToolCallsOf(choice: AnthropicPrompt["tool_choice"]): boolean | 
 function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   for (const [i, tool] of tools.entries()) {
-    if (isCustomTool(tool)) out.push({ name: tool.name, description: tool.description, parameters: tool.input_schema });
-    else untranslated.input.push(`tools[${i}] (${tool.type})`);
+    if (!isCustomTool(tool)) {
+      untranslated.input.push(`tools[${i}] (${tool.type})`);
+      continue;
+    }
+    // Inputs held to the schema (Anthropic's structured outputs): its own guarantee.
+    if (tool.strict === true) untranslated.fields.push(`tools[${i}].strict`);
+    out.push({ name: tool.name, description: tool.description, parameters: tool.input_schema });
   }
   return out;
 }
@@ -98,7 +103,7 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
  * and not streamed, the body itself kept for an anthropic upstream.
  */
 export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRequest {
-  const untranslated: Untranslated = { replay: [], input: [] };
+  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
   const messages = messagesOf(body, untranslated);
   const tools = body.tools && toolsOf(body.tools, untranslated);
   return {
@@ -116,6 +121,8 @@ export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRe
 /** A validated messages body in the canonical form, the body itself kept for an anthropic upstream. */
 export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatRequest {
   const request = convertAnthropicPromptToCanonical(body);
+  // A final assistant message is the start of the answer, which Anthropic continues.
+  if (body.messages.at(-1)!.role === "assistant") request.native!.untranslated!.prefill = `messages[${body.messages.length - 1}]`;
   request.params = { maxTokens: body.max_tokens, temperature: body.temperature, topP: body.top_p, topK: body.top_k, stop: body.stop_sequences };
   request.stream = body.stream === true;
   return request;

@@ -58,6 +58,7 @@ const CustomTool = v.looseObject({
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
   description: v.optional(v.string()),
   input_schema: JsonObjectSchema,
+  strict: v.optional(v.boolean("must be a boolean")),
 });
 /** A tool Anthropic runs itself (web search, code execution...): its `type` says which; no input_schema. */
 const ServerTool = v.looseObject({ type: v.pipe(v.string(), v.check((type) => type !== "custom")), name: v.string() });

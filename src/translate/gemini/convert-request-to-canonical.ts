@@ -104,7 +104,7 @@ function responseFormatOf(config: NonNullable<GenerateContentRequest["generation
 export function convertGeminiRequestToCanonical(body: GenerateContentRequest, model: string, stream: boolean): ChatRequest {
   const config = body.generationConfig ?? {};
   const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
-  const untranslated: Untranslated = { replay: [], input: [] };
+  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
   // Tools Gemini runs itself (googleSearch, codeExecution, urlContext...).
   for (const [i, tool] of (body.tools ?? []).entries()) {
     for (const name of Object.keys(tool)) if (name !== "functionDeclarations") untranslated.input.push(`tools[${i}] (${name})`);

@@ -13,7 +13,12 @@ function partsOf(content: OpenAiMessage["content"], where: string, untranslated:
   const parts: ContentPart[] = [];
   for (const [j, part] of content.entries()) {
     if (!isModelledPart(part)) (REPLAY_PARTS.has(part.type) ? untranslated.replay : untranslated.input).push(`${where}[${j}] (${part.type})`);
-    else parts.push(part.type === "text" ? { type: "text", text: part.text } : { type: "image", url: part.image_url.url });
+    else if (part.type === "text") parts.push({ type: "text", text: part.text });
+    else {
+      // The resolution to see an image at (fewer tokens, or finer detail): OpenAI's own setting.
+      if (part.image_url.detail !== undefined && part.image_url.detail !== "auto") untranslated.fields.push(`${where}[${j}].image_url.detail`);
+      parts.push({ type: "image", url: part.image_url.url });
+    }
   }
   return parts;
 }
@@ -43,8 +48,13 @@ function responseFormatOf(format: ChatCompletionRequest["response_format"]): Res
 function toolsOf(tools: NonNullable<ChatCompletionRequest["tools"]>, untranslated: Untranslated): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   for (const [i, tool] of tools.entries()) {
-    if (!isFunctionTool(tool)) untranslated.input.push(`tools[${i}] (${tool.type})`);
-    else out.push({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } });
+    if (!isFunctionTool(tool)) {
+      untranslated.input.push(`tools[${i}] (${tool.type})`);
+      continue;
+    }
+    // Arguments held to the schema by constrained decoding: OpenAI's own guarantee.
+    if (tool.function.strict === true) untranslated.fields.push(`tools[${i}].function.strict`);
+    out.push({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } });
   }
   return out;
 }
@@ -70,7 +80,7 @@ function toolsAndChoiceOf(body: ChatCompletionRequest, untranslated: Untranslate
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
 export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest): ChatRequest {
   const stop = body.stop ?? undefined;
-  const untranslated: Untranslated = { replay: [], input: [] };
+  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
   return {
     model: body.model,
     native: { format: "openai", body, untranslated },
