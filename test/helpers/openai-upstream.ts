@@ -5,6 +5,8 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  * 127.0.0.1, port 0) answering POST /v1/chat/completions in OpenAI's wire format.
  *
  * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
+ * - it checks the tool-call pairing the real API enforces (each assistant tool_calls message
+ *   followed at once by a tool message per call), answering OpenAI's own 400;
  * - non-streaming answers come from test/fixtures/openai-chat-completion*.json;
  * - streaming answers replay a recorded SSE fixture (test/fixtures/*.sse) event by event;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
@@ -72,6 +74,33 @@ export function openAiErrorBody(status: number): unknown {
   }
 }
 
+/**
+ * The tool-call pairing OpenAI enforces: an assistant message with tool_calls is followed at
+ * once by a tool message for each call, and a tool message answers a call of the assistant
+ * message before the run of tool messages it is in. OpenAI's message for the first violation.
+ */
+export function toolCallPairingError(messages: any[]): string | null {
+  for (const [i, message] of messages.entries()) {
+    if (message?.role === "tool") {
+      let j = i - 1;
+      while (j >= 0 && messages[j]?.role === "tool") j--;
+      const calls: any[] = messages[j]?.role === "assistant" ? (messages[j].tool_calls ?? []) : [];
+      if (!calls.some((call) => call?.id === message.tool_call_id)) {
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      }
+    }
+    const calls: any[] = message?.role === "assistant" ? (message.tool_calls ?? []) : [];
+    if (calls.length === 0) continue;
+    const answered = new Set<string>();
+    for (let k = i + 1; k < messages.length && messages[k]?.role === "tool"; k++) answered.add(messages[k].tool_call_id);
+    const missing = calls.filter((call) => !answered.has(call?.id)).map((call) => call?.id);
+    if (missing.length > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(", ")}`;
+    }
+  }
+  return null;
+}
+
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Starts a loopback OpenAI-compatible upstream. */
@@ -85,6 +114,8 @@ export async function startOpenAiUpstream(initial: Partial<UpstreamBehavior> = {
       if (method !== "POST" || path !== "/v1/chat/completions") {
         return Response.json({ error: { message: `Invalid URL (${method} ${path})`, type: "invalid_request_error", param: null, code: null } }, { status: 404 });
       }
+      const unpaired = Array.isArray(body?.messages) ? toolCallPairingError(body.messages) : null;
+      if (unpaired) return Response.json({ error: { message: unpaired, type: "invalid_request_error", param: "messages", code: null } }, { status: 400 });
       if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? openAiErrorBody(current.status), { status: current.status, headers: current.headers });
       }
