@@ -76,10 +76,23 @@ function messagesOf(body: GenerateContentRequest, untranslated: Untranslated): C
     const parts = content.parts.map((part, j) => partOf(part, pairing, `contents[${i}].parts[${j}]`, untranslated)).filter((p) => p !== null);
     const results = parts.filter((p) => p.type === "tool_result");
     const rest = parts.filter((p) => p.type !== "tool_result");
-    if (results.length > 0) out.push({ role: "tool", parts: results });
-    if (rest.length > 0) out.push({ role: content.role === "model" ? "assistant" : "user", parts: rest });
+    if (results.length > 0) appendTurn(out, "tool", results);
+    if (rest.length > 0) appendTurn(out, content.role === "model" ? "assistant" : "user", rest);
   }
   return out;
+}
+
+/**
+ * Adds parts to the conversation, a model turn (or its function responses) continuing the last
+ * message of that role: genai's chat sessions record a streamed answer as a content per chunk,
+ * which are deltas of one turn. Kept apart, a turn of function calls and its trailing text
+ * reached OpenAI as two assistant messages, and OpenAI refuses tool calls not answered at
+ * once. User contents stay apart: their texts are separate messages, not one to be joined.
+ */
+function appendTurn(out: ChatMessage[], role: ChatMessage["role"], parts: ContentPart[]): void {
+  const previous = out.at(-1);
+  if (role !== "user" && previous?.role === role) previous.parts.push(...parts);
+  else out.push({ role, parts });
 }
 
 function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
