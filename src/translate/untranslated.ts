@@ -1,8 +1,13 @@
-import type { ChatRequest } from "../canonical/chat.ts";
+import type { ChatRequest, Untranslated } from "../canonical/chat.ts";
 import type { ChatAdapter } from "../upstreams/adapter.ts";
 import type { UpstreamWarnings } from "../upstreams/warnings.ts";
 import { badRequest, type GatewayError } from "../errors/gateway-error.ts";
 import { fieldsLeftBehind } from "./carried-fields.ts";
+
+/** A translation's record of what it could not carry, empty until it finds some: one shape for the three caller formats. */
+export function nothingUntranslated(): Untranslated {
+  return { replay: [], input: [], fields: [] };
+}
 
 /** Whether `adapter` receives the caller's own body, and with it everything the canonical form leaves out. */
 export function speaksCallerFormat(request: ChatRequest, adapter: ChatAdapter): boolean {

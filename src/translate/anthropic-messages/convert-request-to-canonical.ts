@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest } from "./request-schema.ts";
+import { nothingUntranslated } from "../untranslated.ts";
 
 type Block = Exclude<AnthropicPrompt["messages"][number]["content"], string>[number];
 type Tool = NonNullable<AnthropicPrompt["tools"]>[number];
@@ -103,7 +104,7 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
  * and not streamed, the body itself kept for an anthropic upstream.
  */
 export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRequest {
-  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
+  const untranslated = nothingUntranslated();
   const messages = messagesOf(body, untranslated);
   const tools = body.tools && toolsOf(body.tools, untranslated);
   return {

@@ -2,6 +2,7 @@ import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice,
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
+import { nothingUntranslated } from "../untranslated.ts";
 
 type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
 
@@ -117,7 +118,7 @@ function responseFormatOf(config: NonNullable<GenerateContentRequest["generation
 export function convertGeminiRequestToCanonical(body: GenerateContentRequest, model: string, stream: boolean): ChatRequest {
   const config = body.generationConfig ?? {};
   const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
-  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
+  const untranslated = nothingUntranslated();
   // Tools Gemini runs itself (googleSearch, codeExecution, urlContext...).
   for (const [i, tool] of (body.tools ?? []).entries()) {
     for (const name of Object.keys(tool)) if (name !== "functionDeclarations") untranslated.input.push(`tools[${i}] (${name})`);

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isFunctionTool, isFunctionToolCall, isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
+import { nothingUntranslated } from "../untranslated.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
 
@@ -80,7 +81,7 @@ function toolsAndChoiceOf(body: ChatCompletionRequest, untranslated: Untranslate
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
 export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest): ChatRequest {
   const stop = body.stop ?? undefined;
-  const untranslated: Untranslated = { replay: [], input: [], fields: [] };
+  const untranslated = nothingUntranslated();
   return {
     model: body.model,
     native: { format: "openai", body, untranslated },
