@@ -26,6 +26,7 @@ const ConfigSchema = v.object({
   GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
   GATEWAY_FIRST_BYTE_TIMEOUT_MS: integerFromEnv(300_000, 1),
   GATEWAY_STREAM_IDLE_TIMEOUT_MS: integerFromEnv(300_000, 1),
+  GATEWAY_MAX_UPSTREAM_BODY_BYTES: integerFromEnv(64 * 1024 * 1024, 1024),
   GATEWAY_BREAKER_FAILURES: integerFromEnv(3, 1),
   GATEWAY_BREAKER_COOLDOWN_MS: integerFromEnv(30_000, 1),
   GATEWAY_CACHE_POLL_MS: integerFromEnv(1_000, 50),
@@ -53,6 +54,11 @@ export interface Config {
   firstByteTimeoutMs: number;
   /** Longest silence allowed between two chunks of an upstream stream. */
   streamIdleTimeoutMs: number;
+  /**
+   * The most of an upstream's answer held in memory at once: the largest body read whole,
+   * and the largest single event of a stream. An upstream past it fails like a malformed one.
+   */
+  maxUpstreamBodyBytes: number;
   /** Consecutive retryable failures that cool a channel down. */
   breakerFailures: number;
   /** First cooldown; it doubles on each failed probe, up to 10 minutes. */
@@ -89,6 +95,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
     streamIdleTimeoutMs: e.GATEWAY_STREAM_IDLE_TIMEOUT_MS,
+    maxUpstreamBodyBytes: e.GATEWAY_MAX_UPSTREAM_BODY_BYTES,
     breakerFailures: e.GATEWAY_BREAKER_FAILURES,
     breakerCooldownMs: e.GATEWAY_BREAKER_COOLDOWN_MS,
     cachePollMs: e.GATEWAY_CACHE_POLL_MS,

@@ -86,6 +86,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     upstreamTimeoutMs: deps.config.upstreamTimeoutMs,
     firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
     streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
+    maxUpstreamBodyBytes: deps.config.maxUpstreamBodyBytes,
   };
   const services: Services = {
     ...deps,

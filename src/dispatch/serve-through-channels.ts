@@ -22,6 +22,7 @@ export interface UpstreamDeps {
   upstreamTimeoutMs: number;
   firstByteTimeoutMs: number;
   streamIdleTimeoutMs: number;
+  maxUpstreamBodyBytes: number;
 }
 
 /**
@@ -49,6 +50,7 @@ export async function serveThroughChannels<T>(
       now: deps.now,
       firstByteTimeoutMs: deps.firstByteTimeoutMs,
       idleTimeoutMs: deps.streamIdleTimeoutMs,
+      maxBodyBytes: deps.maxUpstreamBodyBytes,
       warnings,
     });
     return { value, warnings: warnings.header() };

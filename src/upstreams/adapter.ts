@@ -28,6 +28,8 @@ export interface UpstreamCall {
   firstByteTimeoutMs: number;
   /** The stream idle timeout: the longest wait for the next piece of a streamed body, and for the whole of a body read whole. */
   idleTimeoutMs: number;
+  /** The largest body read whole, and the largest single event of a stream (GATEWAY_MAX_UPSTREAM_BODY_BYTES). */
+  maxBodyBytes: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;
 }

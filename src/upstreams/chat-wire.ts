@@ -29,7 +29,7 @@ export async function readChatResponse<S extends v.GenericSchema>(
   request: ChatRequest,
   call: UpstreamCall,
 ): Promise<ChatResponse> {
-  const json = await readJson(response, call.idleTimeoutMs);
+  const json = await readJson(response, call);
   const parsed = v.safeParse(wire.responseSchema, json);
   if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat response of an unexpected shape");
   if (wire.hasAnswer?.(parsed.output) === false) throw new UpstreamError("protocol", "upstream sent a chat response without an answer");

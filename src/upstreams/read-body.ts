@@ -1,7 +1,9 @@
 import * as v from "valibot";
 import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
 import type { ChunkReader } from "../streams/tap-stream.ts";
-import { UpstreamError } from "./upstream-error.ts";
+import { concatBytes } from "../lib/concat-bytes.ts";
+import type { UpstreamCall } from "./adapter.ts";
+import { pastBodyLimit, UpstreamError } from "./upstream-error.ts";
 
 /** The UpstreamError for a body read that failed: cut short by the deadline, or broken off by the upstream. */
 function bodyReadError(error: unknown): UpstreamError {
@@ -90,39 +92,83 @@ export function abortableBody(response: Response, controller: AbortController): 
   bodyAborts.set(response, controller);
 }
 
+/** How an upstream's answer may be read: how long to wait for it, and how much of it to hold. */
+export type BodyLimits = Pick<UpstreamCall, "idleTimeoutMs" | "maxBodyBytes">;
+
+const answerTooLarge = (maxBytes: number) => pastBodyLimit("the upstream's answer is larger than", maxBytes);
+
 /**
- * A 2xx body read whole by `read` (the runtime's own text() or json(), much cheaper than a
- * read loop on the path of every non-streamed chat answer), which must come within `idleMs`
- * (the stream idle timeout) of the headers: a body that stalls is aborted, which frees its
- * connection, and is a timeout UpstreamError. A read that fails is typed too (bodyReadError),
- * so a misbehaving body is the upstream's 502 or 504, never the gateway's 500.
+ * The body's size when the head states it for the bytes `fetch` will give: a Content-Length
+ * of a compressed body counts what came over the wire, not what it inflates to, so it
+ * bounds nothing (1 KB of gzip is 1 MB of JSON).
  */
-async function readWhole<T>(response: Response, idleMs: number, read: (response: Response) => Promise<T>): Promise<T> {
+function statedLength(response: Response): number | null {
+  const header = response.headers.get("content-length");
+  if (header === null || response.headers.has("content-encoding")) return null;
+  const length = Number(header);
+  return Number.isSafeInteger(length) && length >= 0 ? length : null;
+}
+
+/** A body of unstated size as text, counted as it comes and given up (cancelled) the moment it passes `maxBytes`. */
+async function readCountedText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    size += next.value.length;
+    if (size > maxBytes) {
+      reader.cancel("too large").catch(() => {});
+      throw answerTooLarge(maxBytes);
+    }
+    chunks.push(next.value);
+  }
+  return new TextDecoder().decode(concatBytes(chunks));
+}
+
+/**
+ * A 2xx body read whole, within `limits`. A body whose stated length is within maxBodyBytes
+ * is read by `read` (the runtime's own text() or json(), much cheaper than a read loop on the
+ * path of every non-streamed chat answer); one stated larger is refused unread, its body
+ * cancelled to free the connection; one of unstated size (chunked, or compressed) is counted
+ * as it comes and given up past the limit, then `parse`d. Too large is a protocol
+ * UpstreamError. The body must come within idleTimeoutMs (the stream idle timeout) of the
+ * headers: a body that stalls is aborted, which frees its connection, and is a timeout
+ * UpstreamError. A read that fails is typed too (bodyReadError), so a misbehaving body is the
+ * upstream's 502 or 504, never the gateway's 500.
+ */
+async function readWhole<T>(response: Response, limits: BodyLimits, read: (response: Response) => Promise<T>, parse: (text: string) => T): Promise<T> {
+  const length = statedLength(response);
+  if (length !== null && length > limits.maxBodyBytes) {
+    response.body?.cancel("too large").catch(() => {});
+    throw answerTooLarge(limits.maxBodyBytes);
+  }
+  const reading = length !== null || !response.body ? read(response) : readCountedText(response.body, limits.maxBodyBytes).then(parse);
   let result: T | typeof TIMED_OUT;
   try {
-    result = await settleWithin(read(response), idleMs);
+    result = await settleWithin(reading, limits.idleTimeoutMs);
   } catch (error) {
+    if (error instanceof UpstreamError) throw error;
     if (error instanceof SyntaxError) throw new UpstreamError("protocol", "upstream sent a body that is not JSON");
     throw bodyReadError(error);
   }
   if (result !== TIMED_OUT) return result;
   bodyAborts.get(response)?.abort(new DOMException("idle timeout", "TimeoutError"));
-  throw stallError(idleMs);
+  throw stallError(limits.idleTimeoutMs);
 }
 
 /** Reads a 2xx body as text (see readWhole). */
-export function readText(response: Response, idleMs: number): Promise<string> {
-  return readWhole(response, idleMs, (r) => r.text());
+export function readText(response: Response, limits: BodyLimits): Promise<string> {
+  return readWhole(response, limits, (r) => r.text(), (text) => text);
 }
 
 /** Reads a 2xx body as JSON, or throws an UpstreamError: not JSON, or see readWhole. */
-export function readJson(response: Response, idleMs: number): Promise<unknown> {
-  return readWhole(response, idleMs, (r) => r.json());
+export function readJson(response: Response, limits: BodyLimits): Promise<unknown> {
+  return readWhole(response, limits, (r) => r.json(), JSON.parse);
 }
 
 /** Parses a 2xx JSON body against a lenient schema of the fields used, or throws a protocol UpstreamError. */
-export async function readJsonAs<S extends v.GenericSchema>(response: Response, idleMs: number, schema: S, what: string): Promise<v.InferOutput<S>> {
-  const parsed = v.safeParse(schema, await readJson(response, idleMs));
+export async function readJsonAs<S extends v.GenericSchema>(response: Response, limits: BodyLimits, schema: S, what: string): Promise<v.InferOutput<S>> {
+  const parsed = v.safeParse(schema, await readJson(response, limits));
   if (!parsed.success) throw new UpstreamError("protocol", `upstream sent ${what} of an unexpected shape`);
   return parsed.output;
 }

@@ -46,3 +46,12 @@ export class UpstreamError extends Error {
     return new GatewayError(502, `Upstream failed: ${this.message}`);
   }
 }
+
+/**
+ * An upstream that sent more at once than GATEWAY_MAX_UPSTREAM_BODY_BYTES lets the gateway
+ * hold: `what` says of what ("the upstream's answer is larger than"). A protocol failure, so
+ * before any byte reached the caller the next channel is tried.
+ */
+export function pastBodyLimit(what: string, maxBytes: number): UpstreamError {
+  return new UpstreamError("protocol", `${what} GATEWAY_MAX_UPSTREAM_BODY_BYTES (${maxBytes} bytes)`);
+}

@@ -65,6 +65,6 @@ export const anthropicChatAdapter: ChatAdapter = {
 
   async countTokens(request, call) {
     const response = await postJson(call, `${call.channel.baseUrl}/v1/messages/count_tokens`, headersOf(request, call), countBodyOf(request, call));
-    return (await readJsonAs(response, call.idleTimeoutMs, CountSchema, "a token count")).input_tokens;
+    return (await readJsonAs(response, call, CountSchema, "a token count")).input_tokens;
   },
 };

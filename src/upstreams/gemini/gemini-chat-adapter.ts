@@ -71,6 +71,6 @@ export const geminiChatAdapter: ChatAdapter = {
   async countTokens(request, call) {
     const body = { generateContentRequest: { ...bodyOf(request, call), model: `models/${call.upstreamModel}` } };
     const response = await post(call, urlOf(call, "countTokens"), body);
-    return (await readJsonAs(response, call.idleTimeoutMs, CountSchema, "a token count")).totalTokens;
+    return (await readJsonAs(response, call, CountSchema, "a token count")).totalTokens;
   },
 };

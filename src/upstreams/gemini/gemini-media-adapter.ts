@@ -18,7 +18,7 @@ export const geminiMediaAdapter: MediaAdapter = {
     }));
     const url = `${call.channel.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
     const response = await postJson(call, url, geminiAuthHeaders(call), { requests });
-    const json = await readJsonAs(response, call.idleTimeoutMs, BatchEmbedSchema, "embeddings");
+    const json = await readJsonAs(response, call, BatchEmbedSchema, "embeddings");
     if (json.embeddings.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
     // Gemini does not count embedding tokens; the gateway estimates them.
     return { vectors: json.embeddings.map((e) => e.values), inputTokens: null };

@@ -73,7 +73,7 @@ export const openAiMediaAdapter: MediaAdapter = {
   async embed(request, call) {
     const body: Record<string, unknown> = { model: call.upstreamModel, input: request.inputs, encoding_format: "float" };
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
-    const json = await readJsonAs(await post(call, "/embeddings", body), call.idleTimeoutMs, EmbeddingsSchema, "embeddings");
+    const json = await readJsonAs(await post(call, "/embeddings", body), call, EmbeddingsSchema, "embeddings");
     if (json.data.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
     const vectors: (number[] | undefined)[] = new Array(request.inputs.length);
     json.data.forEach((item, position) => {
@@ -89,7 +89,7 @@ export const openAiMediaAdapter: MediaAdapter = {
 
   async rerank(request, call) {
     const body = { model: call.upstreamModel, query: request.query, documents: request.documents, top_n: request.topN, return_documents: false };
-    const json = await readJsonAs(await post(call, "/rerank", body), call.idleTimeoutMs, RerankSchema, "a rerank result");
+    const json = await readJsonAs(await post(call, "/rerank", body), call, RerankSchema, "a rerank result");
     // Each document at most once, and only documents that exist.
     const seen = new Set<number>();
     const ranking = json.results
@@ -108,7 +108,7 @@ export const openAiMediaAdapter: MediaAdapter = {
       style: request.style,
       response_format: request.responseFormat,
     };
-    const json = await readJsonAs(await post(call, "/images/generations", body), call.idleTimeoutMs, ImagesSchema, "an image result");
+    const json = await readJsonAs(await post(call, "/images/generations", body), call, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
       const revised = item.revised_prompt === undefined ? {} : { revisedPrompt: item.revised_prompt };
       if (item.b64_json) return { base64: item.b64_json, mimeType: "image/png", ...revised };
@@ -143,7 +143,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
     // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
     if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
-    const text = await readText(response, call.idleTimeoutMs);
+    const text = await readText(response, call);
     let durationSeconds: number | null = null;
     if (json) {
       // Checked, not rewritten: the caller gets the upstream's body as it was sent.

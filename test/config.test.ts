@@ -1,0 +1,11 @@
+import { expect, test } from "bun:test";
+import { loadConfig } from "../src/config.ts";
+
+test("GATEWAY_MAX_UPSTREAM_BODY_BYTES is 64 MiB unless set", () => {
+  expect(loadConfig({}).maxUpstreamBodyBytes).toBe(64 * 1024 * 1024);
+  expect(loadConfig({ GATEWAY_MAX_UPSTREAM_BODY_BYTES: "65536" }).maxUpstreamBodyBytes).toBe(65_536);
+});
+
+test("GATEWAY_MAX_UPSTREAM_BODY_BYTES below 1024 is refused at start, naming the variable", () => {
+  expect(() => loadConfig({ GATEWAY_MAX_UPSTREAM_BODY_BYTES: "1023" })).toThrow("invalid configuration: GATEWAY_MAX_UPSTREAM_BODY_BYTES");
+});
