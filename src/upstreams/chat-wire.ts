@@ -51,5 +51,5 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
     if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
   }
   const native = request.native?.format === wire.format;
-  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native), call.signal), native };
+  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native), call.signal, call.maxBodyBytes), native };
 }

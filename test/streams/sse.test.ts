@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { formatSseEvent, readSseBody, sseParserStep, type SseEvent } from "../../src/streams/sse.ts";
 import type { StreamStep } from "../../src/streams/stream-step.ts";
+import { UpstreamError } from "../../src/upstreams/upstream-error.ts";
+
+/** No bound on an event's size: these tests are about parsing, not about the limit. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 /** Feeds text chunks through the parser step (as a TransformStream) and collects the events. */
 async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
@@ -12,7 +16,7 @@ async function parse(chunks: readonly string[]): Promise<SseEvent[]> {
       else controller.close();
     },
   });
-  await source.pipeThrough(new TransformStream(sseParserStep())).pipeTo(
+  await source.pipeThrough(new TransformStream(sseParserStep(UNBOUNDED))).pipeTo(
     new WritableStream({
       write(event) {
         events.push(event);
@@ -36,7 +40,7 @@ async function readBatches(chunks: readonly Uint8Array[]): Promise<SseEvent[][]>
       else controller.close();
     },
   });
-  const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) }, new AbortController().signal);
+  const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) }, new AbortController().signal, UNBOUNDED);
   const batches: SseEvent[][] = [];
   for (let batch = await source.read(); batch !== null; batch = await source.read()) batches.push(batch);
   return batches;
@@ -329,7 +333,7 @@ describe("readSseBody delivers what each body chunk completed as one batch", () 
   const flushing: StreamStep<SseEvent, string> = { transform: (event, output) => output.enqueue(event.data), flush: (output) => output.enqueue("flushed") };
 
   test("a connection the upstream breaks ends the body like a close, and the decoder's flush has the last word", async () => {
-    const source = readSseBody<string>(breakingBody(new TypeError("connection reset")), flushing, new AbortController().signal);
+    const source = readSseBody<string>(breakingBody(new TypeError("connection reset")), flushing, new AbortController().signal, UNBOUNDED);
     expect(await source.read()).toEqual(["a"]);
     // As at a clean close: the event left open comes out, then the decoder's flush.
     expect(await source.read()).toEqual(["half-", "flushed"]);
@@ -339,9 +343,82 @@ describe("readSseBody delivers what each body chunk completed as one batch", () 
   test("a read that failed because the gateway aborted it (client gone, deadline) rejects, without a flush", async () => {
     const abort = new AbortController();
     const reason = new DOMException("the request's deadline passed", "TimeoutError");
-    const source = readSseBody<string>(breakingBody(reason), flushing, abort.signal);
+    const source = readSseBody<string>(breakingBody(reason), flushing, abort.signal, UNBOUNDED);
     expect(await source.read()).toEqual(["a"]);
     abort.abort(reason);
     await expect(source.read()).rejects.toBe(reason);
+  });
+});
+
+describe("what the parser holds is bounded by maxEventLength", () => {
+  const LIMIT = 100;
+  const tooLarge = "the upstream sent an event larger than GATEWAY_MAX_UPSTREAM_BODY_BYTES (100 bytes)";
+
+  /** Runs `chunks` through a parser bounded at LIMIT: the events it gave, and what it threw (null if nothing). */
+  function feed(chunks: readonly string[]): { events: SseEvent[]; thrown: unknown } {
+    const step = sseParserStep(LIMIT);
+    const events: SseEvent[] = [];
+    const output = { enqueue: (event: SseEvent) => void events.push(event) };
+    try {
+      for (const chunk of chunks) step.transform(chunk, output);
+      step.flush?.(output);
+      return { events, thrown: null };
+    } catch (error) {
+      return { events, thrown: error };
+    }
+  }
+
+  const expectTooLarge = (thrown: unknown) => {
+    expect(thrown).toBeInstanceOf(UpstreamError);
+    expect(thrown).toMatchObject({ failure: "protocol", message: tooLarge });
+  };
+
+  test("a line that never ends is given up once its pieces pass the limit", () => {
+    const { events, thrown } = feed(["data: a\n\n", "data: ", ...Array.from({ length: 20 }, () => "x".repeat(10))]);
+    expect(simple(events)).toEqual([{ event: "message", data: "a" }]);
+    expectTooLarge(thrown);
+  });
+
+  test("so is one unfinished line that came in a single chunk", () => {
+    expectTooLarge(feed(["data: " + "x".repeat(LIMIT)]).thrown);
+  });
+
+  test("a comment line counts too while it is unfinished", () => {
+    expectTooLarge(feed([": " + "x".repeat(60), "x".repeat(60)]).thrown);
+  });
+
+  test("an event of many data lines is given up once they pass the limit, even though each line is short", () => {
+    const { events, thrown } = feed(Array.from({ length: 20 }, () => `data: ${"x".repeat(10)}\n`));
+    expect(events).toEqual([]);
+    expectTooLarge(thrown);
+  });
+
+  test("the unfinished line and the event's data lines count together", () => {
+    expectTooLarge(feed([`data: ${"x".repeat(60)}\n`, `data: ${"y".repeat(40)}`]).thrown);
+  });
+
+  test("an event whose line, field name included, is exactly the limit passes whole, however it was split", () => {
+    const data = "z".repeat(LIMIT - "data:".length);
+    const { events, thrown } = feed(["data:", data.slice(0, 30), data.slice(30, 90), data.slice(90), "\n\n"]);
+    expect(thrown).toBeNull();
+    expect(simple(events)).toEqual([{ event: "message", data }]);
+  });
+
+  test("the count starts again with each event: many events together far past the limit all pass", () => {
+    const chunk = `data: ${"x".repeat(30)}\ndata: ${"y".repeat(30)}\n\n`;
+    const { events, thrown } = feed(Array.from({ length: 50 }, () => chunk));
+    expect(thrown).toBeNull();
+    expect(events).toHaveLength(50);
+    expect(events[49]!.data).toBe(`${"x".repeat(30)}\n${"y".repeat(30)}`);
+  });
+
+  test("through readSseBody the read rejects with that error", async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("data: " + "x".repeat(LIMIT)));
+      },
+    });
+    const source = readSseBody<SseEvent>(body, { transform: (event, output) => output.enqueue(event) }, new AbortController().signal, LIMIT);
+    await expect(source.read()).rejects.toMatchObject({ failure: "protocol", message: tooLarge });
   });
 });

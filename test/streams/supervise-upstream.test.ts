@@ -3,6 +3,10 @@ import type { StreamPart } from "../../src/canonical/chat.ts";
 import type { BatchSource } from "../../src/streams/batch-source.ts";
 import { superviseUpstream } from "../../src/streams/supervise-upstream.ts";
 import { readSseBody } from "../../src/streams/sse.ts";
+import { UpstreamError } from "../../src/upstreams/upstream-error.ts";
+
+/** No bound on an event's size: these tests are about parsing, not about the limit. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 
 /** A source that answers reads from `script` (a batch, null, a rejection, or never), recording cancels. */
 function scripted(script: (Array<StreamPart[] | null | Error | "never">)) {
@@ -61,6 +65,15 @@ describe("superviseUpstream", () => {
     expect(await supervised.read()).toBeNull();
   });
 
+  test("a read that rejected with an UpstreamError (a step found the upstream at fault) gives that error's message", async () => {
+    const { source, cancels } = scripted([[text("a")], new UpstreamError("protocol", "the upstream sent an event larger than the limit")]);
+    const supervised = superviseUpstream(source, 1_000);
+    await supervised.read();
+    expect(await supervised.read()).toEqual([{ type: "error", message: "the upstream sent an event larger than the limit" }]);
+    expect(cancels).toHaveLength(1);
+    expect(await supervised.read()).toBeNull();
+  });
+
   test("keep-alive comments, which decode to nothing, keep a slow upstream from timing out", async () => {
     const encoder = new TextEncoder();
     const deliveries = [": keep-alive\n\n", ": keep-alive\n\n", ": keep-alive\n\n", "data: late\n\n"];
@@ -72,7 +85,7 @@ describe("superviseUpstream", () => {
         else controller.close();
       },
     });
-    const parts = readSseBody<StreamPart>(body, { transform: (event, output) => output.enqueue(text(event.data)) }, new AbortController().signal);
+    const parts = readSseBody<StreamPart>(body, { transform: (event, output) => output.enqueue(text(event.data)) }, new AbortController().signal, UNBOUNDED);
     const supervised = superviseUpstream(parts, 60);
     const seen: StreamPart[] = [];
     for (let batch = await supervised.read(); batch !== null; batch = await supervised.read()) seen.push(...batch);

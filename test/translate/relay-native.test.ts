@@ -9,6 +9,9 @@ import { relayAnthropicEvents } from "../../src/translate/anthropic-messages/rel
 import { decodeGeminiChunks } from "../../src/translate/gemini/convert-stream.ts";
 import { relayGeminiChunks } from "../../src/translate/gemini/relay-native.ts";
 
+/** No bound on an event's size: these tests are about parsing, not about the limit. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
 /**
  * The relay steps over recorded upstream streams: SSE text in, the caller's SSE text out,
  * delivery by delivery, so a test can see what is sent at once and what waits for the end.
@@ -45,7 +48,7 @@ const dataOf = (text: string) =>
 
 describe("openai relay", () => {
   const relay = (includeUsage: boolean) =>
-    chainSteps(chainSteps(sseParserStep(), decodeOpenAiChunks(now, true)), relayOpenAiChunks("caller-model", includeUsage));
+    chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeOpenAiChunks(now, true)), relayOpenAiChunks("caller-model", includeUsage));
 
   test("each chunk leaves with its own delivery, renamed to the caller's model, and [DONE] comes only at the end", () => {
     const pieces = fixtureDeliveries("openai-chat-stream.sse");
@@ -81,7 +84,7 @@ describe("openai relay", () => {
 });
 
 describe("anthropic relay", () => {
-  const relay = () => chainSteps(chainSteps(sseParserStep(), decodeAnthropicEvents(now, true)), relayAnthropicEvents("caller-model"));
+  const relay = () => chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeAnthropicEvents(now, true)), relayAnthropicEvents("caller-model"));
 
   test("events keep their names and data; message_start names the caller's model; message_stop waits for the end", () => {
     const pieces = fixtureDeliveries("anthropic-stream.sse");
@@ -122,7 +125,7 @@ describe("anthropic relay", () => {
 
 describe("gemini relay", () => {
   test("a blocked prompt (promptFeedback.blockReason, no candidates) is a finished answer, not a broken stream", () => {
-    const step = chainSteps(chainSteps(sseParserStep(), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
     const blocked = `data: ${JSON.stringify({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: "gemini-2.0-flash" })}\n\n`;
     const { each, atEnd } = deliveries(step, [blocked]);
     expect(each).toEqual([""]);
@@ -130,7 +133,7 @@ describe("gemini relay", () => {
   });
 
   test("chunks leave as they come but for modelVersion; the one with finishReason waits for the end", () => {
-    const step = chainSteps(chainSteps(sseParserStep(), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
     const pieces = fixtureDeliveries("gemini-stream.sse");
     const { each, atEnd } = deliveries(step, pieces);
     expect(each.at(-1)).toBe("");

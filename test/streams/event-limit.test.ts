@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { onlyUsageRowOf } from "../billing/_inprocess.ts";
+import { waitFor } from "../billing/_support.ts";
+import { estimateTokens } from "../../src/lib/estimate-tokens.ts";
+
+/**
+ * GATEWAY_MAX_UPSTREAM_BODY_BYTES bounds one event of an upstream stream: the line it has not
+ * ended plus the data lines of the event it has not ended. An upstream past it, by a line
+ * without a newline or by an event of endless data lines, ends the caller's stream with the
+ * format's error event naming the limit; the upstream request is cancelled, and the request
+ * is settled for what was streamed, with one usage row saying 502 and no hold left open. An
+ * event just under the limit passes intact.
+ */
+
+const LIMIT = 64 * 1024;
+const MODEL = "event-limit-model";
+const TOO_LARGE_EVENT = `data: ${JSON.stringify({
+  error: { message: `the upstream sent an event larger than GATEWAY_MAX_UPSTREAM_BODY_BYTES (${LIMIT} bytes)`, type: "upstream_error", code: 502 },
+})}\n\n`;
+
+let gw: TestGateway;
+let upstream: OpenAiUpstream;
+
+beforeAll(async () => {
+  // An idle timeout that a stream the gateway kept waiting on would meet, but no test reaches.
+  gw = await startTestGateway({ env: { GATEWAY_MAX_UPSTREAM_BODY_BYTES: String(LIMIT), GATEWAY_STREAM_IDLE_TIMEOUT_MS: "3000" } });
+  upstream = await startOpenAiUpstream();
+  expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [MODEL] })).status).toBe(201);
+});
+afterAll(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+/** One OpenAI stream chunk's event. */
+function chunkEvent(delta: object, finishReason: string | null = null): string {
+  const chunk = { id: "chatcmpl-limit", object: "chat.completion.chunk", created: 1751974412, model: MODEL, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+/**
+ * Makes the upstream answer the next stream with `pieces`, each written on its own, and then
+ * end, or (with `hold`) keep the connection open; `cancelled` says whether the gateway let go.
+ */
+function upstreamSends(pieces: readonly string[], hold: boolean): { readonly cancelled: boolean } {
+  const state = { cancelled: false };
+  const encoder = new TextEncoder();
+  upstream.setBehavior({
+    script: () => {
+      let next = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await Bun.sleep(1);
+          if (next < pieces.length) controller.enqueue(encoder.encode(pieces[next++]!));
+          else if (!hold) controller.close();
+          else await new Promise(() => {});
+        },
+        cancel() {
+          state.cancelled = true;
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  return state;
+}
+
+function streamChat(): Promise<Response> {
+  return gw.fetch("/v1/chat/completions", {
+    method: "POST",
+    headers: bearer(gw.demoKey),
+    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "Hi" }], stream: true }),
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+/** A caller's stream that began with "Hello" and was then ended for an event past the limit; its one usage row. */
+async function expectEndedForSize(response: Response, upstreamState: { readonly cancelled: boolean }) {
+  expect(response.status).toBe(200);
+  const body = await response.text();
+  expect(body).toContain('"content":"Hello"');
+  expect(body.endsWith(TOO_LARGE_EVENT)).toBe(true);
+  expect(body).not.toContain("[DONE]");
+  await waitFor("the upstream request to be cancelled", () => upstreamState.cancelled);
+  // Settled for what was streamed: no usage came, so the text counts at 4 characters a token.
+  const row = await onlyUsageRowOf(gw, response);
+  expect(row).toMatchObject({ status: 502, completion_tokens: estimateTokens("Hello") });
+}
+
+const HELLO = [chunkEvent({ role: "assistant", content: "" }), chunkEvent({ content: "Hello" })];
+
+test("a line that never ends is given up once it passes the limit", async () => {
+  const unended = ['data: {"choices":[{"delta":{"content":"', ...Array.from({ length: 12 }, () => "x".repeat(8192))];
+  const state = upstreamSends([...HELLO, ...unended], true);
+  await expectEndedForSize(await streamChat(), state);
+});
+
+test("an event of endless short data lines is given up once they pass the limit", async () => {
+  const lines = Array.from({ length: 12 }, () => `data: ${"y".repeat(8192)}\n`);
+  const state = upstreamSends([...HELLO, ...lines], true);
+  await expectEndedForSize(await streamChat(), state);
+});
+
+test("an event just under the limit, its line sent in pieces, passes intact", async () => {
+  const text = "z".repeat(LIMIT - 1024);
+  const large = chunkEvent({ content: text });
+  expect(large.length).toBeLessThan(LIMIT);
+  const pieces = large.match(/[^]{1,4096}/g)!;
+  upstreamSends([...HELLO, ...pieces, chunkEvent({}, "stop"), "data: [DONE]\n\n"], false);
+  const response = await streamChat();
+  const body = await response.text();
+  const events = body.split("\n\n").filter((event) => event.startsWith("data: {"));
+  const streamed = events.map((event) => JSON.parse(event.slice(6)).choices[0]?.delta?.content ?? "").join("");
+  expect(streamed).toBe(`Hello${text}`);
+  expect(body.endsWith("data: [DONE]\n\n")).toBe(true);
+  expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+});
