@@ -1,5 +1,5 @@
 import type { ChatRequest, ChatResponse, Usage } from "../canonical/chat.ts";
-import { estimateTokens } from "../lib/estimate-tokens.ts";
+import { estimateTokens, tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
@@ -45,13 +45,14 @@ export class ChatDispatcher {
       throw error;
     }
     let reported: Usage | null = null;
-    let streamedText = "";
+    // Counted, not kept: the estimate needs only its length, and an upstream may stream for as long as its deadline allows.
+    let streamedLength = 0;
     let failed = false;
     const parts = tapBatches(superviseUpstream(served.value.parts, this.deps.streamIdleTimeoutMs), {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
-        else if (part.type === "text-delta") streamedText += part.text;
-        else if (part.type === "tool-call-delta") streamedText += part.argumentsDelta;
+        else if (part.type === "text-delta") streamedLength += part.text.length;
+        else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
         else if (part.type === "error") failed = true;
       },
       onEnd: (end) => {
@@ -60,7 +61,7 @@ export class ChatDispatcher {
           // A stream the upstream broke is its failure even when the client hung up after the error event.
           status: failed || end === "failed" ? 502 : end === "cancelled" ? 499 : 200,
           // Without reported usage, what was streamed is counted (about 4 characters a token).
-          usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(streamedText) },
+          usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(streamedLength) },
           channelId: served.channel.id,
         });
       },

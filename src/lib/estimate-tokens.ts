@@ -4,5 +4,10 @@
  * upstream reports no usage.
  */
 export function estimateTokens(text: string): number {
-  return text.length === 0 ? 0 : Math.max(1, Math.ceil(text.length / 4));
+  return tokensOfLength(text.length);
+}
+
+/** estimateTokens of a text known only by its length, for a stream that counts its text rather than keep it. */
+export function tokensOfLength(length: number): number {
+  return length === 0 ? 0 : Math.max(1, Math.ceil(length / 4));
 }
