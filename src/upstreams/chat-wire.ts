@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canonical/chat.ts";
 import { readSseBody, type SseEvent } from "../streams/sse.ts";
-import type { StreamStep } from "../streams/stream-step.ts";
+import { chainSteps, type StreamStep } from "../streams/stream-step.ts";
+import { boundToolArguments } from "../streams/bound-tool-arguments.ts";
 import type { ChatStream, UpstreamCall } from "./adapter.ts";
 import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
@@ -51,5 +52,6 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
     if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
   }
   const native = request.native?.format === wire.format;
-  return { parts: readSseBody(response.body, wire.decodeStream(call.now, native), call.signal, call.maxBodyBytes), native };
+  const decode = chainSteps(wire.decodeStream(call.now, native), boundToolArguments(call.maxBodyBytes));
+  return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
 }

@@ -117,3 +117,64 @@ test("an event just under the limit, its line sent in pieces, passes intact", as
   expect(body.endsWith("data: [DONE]\n\n")).toBe(true);
   expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
 });
+
+/**
+ * Tool call arguments are gathered across events for callers whose format sends a call whole
+ * (Gemini) or one at a time (Anthropic): their total is bounded too, however small each
+ * event, and past it the caller's stream ends with its format's error event.
+ */
+const TOOL_ARGUMENTS_TOO_LARGE = `the upstream sent tool call arguments larger than GATEWAY_MAX_UPSTREAM_BODY_BYTES (${LIMIT} bytes)`;
+
+const TOOL_CALLERS = [
+  {
+    format: "a Gemini caller",
+    call: (): Promise<Response> =>
+      gw.fetch(`/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        headers: bearer(gw.demoKey),
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Write" }] }], tools: [{ functionDeclarations: [{ name: "write", parameters: { type: "object" } }] }] }),
+        signal: AbortSignal.timeout(10_000),
+      }),
+    errorEvent: `data: ${JSON.stringify({ error: { message: TOOL_ARGUMENTS_TOO_LARGE, type: "upstream_error", code: 502, status: "UNAVAILABLE" } })}\n\n`,
+  },
+  {
+    format: "an Anthropic caller",
+    call: (): Promise<Response> =>
+      gw.fetch("/v1/messages", {
+        method: "POST",
+        headers: bearer(gw.demoKey),
+        body: JSON.stringify({ model: MODEL, max_tokens: 100, stream: true, messages: [{ role: "user", content: "Write" }], tools: [{ name: "write", input_schema: { type: "object" } }] }),
+        signal: AbortSignal.timeout(10_000),
+      }),
+    errorEvent: `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "api_error", message: TOOL_ARGUMENTS_TOO_LARGE } })}\n\n`,
+  },
+];
+
+/** The start of one tool call, then its arguments `{"text":"<text>"}` in events of 8 KiB. */
+function toolCallEvents(text: string): string[] {
+  const start = chunkEvent({ role: "assistant", tool_calls: [{ index: 0, id: "call_write", type: "function", function: { name: "write", arguments: "" } }] });
+  const pieces = `{"text":"${text}"}`.match(/[^]{1,8192}/g)!;
+  return [start, ...pieces.map((piece) => chunkEvent({ tool_calls: [{ index: 0, function: { arguments: piece } }] }))];
+}
+
+for (const caller of TOOL_CALLERS) {
+  test(`${caller.format}: a tool call streamed in small events past the limit ends the stream`, async () => {
+    const state = upstreamSends(toolCallEvents("w".repeat(LIMIT + 1024)), true);
+    const response = await caller.call();
+    expect(response.status).toBe(200);
+    expect((await response.text()).endsWith(caller.errorEvent)).toBe(true);
+    await waitFor("the upstream request to be cancelled", () => state.cancelled);
+    expect((await onlyUsageRowOf(gw, response)).status).toBe(502);
+  });
+}
+
+test("a Gemini caller: a tool call just under the limit comes whole", async () => {
+  const text = "w".repeat(LIMIT - 1024);
+  upstreamSends([...toolCallEvents(text), chunkEvent({}, "tool_calls"), "data: [DONE]\n\n"], false);
+  const response = await TOOL_CALLERS[0]!.call();
+  const events = (await response.text()).split("\n\n").filter((event) => event.startsWith("data: "));
+  const calls = events.flatMap((event) => JSON.parse(event.slice(6)).candidates?.[0]?.content?.parts ?? []).filter((part: any) => part.functionCall);
+  expect(calls).toHaveLength(1);
+  expect(calls[0].functionCall).toMatchObject({ name: "write", args: { text } });
+  expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+});
