@@ -85,6 +85,11 @@ export interface ChatRequest {
   /** False when the caller wants at most one tool call per turn. */
   parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
+  /**
+   * The caller's id for its end user, by which a provider tells an abusive user from the
+   * application serving them; `field` is where the caller put it, for a warning.
+   */
+  endUser?: { id: string; field: string };
   stream: boolean;
 }
 

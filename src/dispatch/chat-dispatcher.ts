@@ -71,11 +71,12 @@ export class ChatDispatcher {
 
   /**
    * The input tokens of the request's prompt, counted by the first channel that answers. Only
-   * the prompt goes: sampling, output format and streaming are not part of it, and Anthropic's
-   * count endpoint refuses them. Nothing is metered: providers do not charge for counting.
+   * the prompt goes: sampling, output format, end user and streaming are not part of it, and
+   * Anthropic's count endpoint refuses them. Nothing is metered: providers do not charge for
+   * counting.
    */
   async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<number>> {
-    const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, stream: false };
+    const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, endUser: undefined, stream: false };
     const served = await this.#serve(prompt, signal, (adapter, call) => adapter.countTokens(prompt, call));
     served.release();
     return served;

@@ -28,6 +28,8 @@ const OPENAI: CarriedFields = {
   tool_choice: true,
   parallel_tool_calls: true,
   response_format: true,
+  user: true,
+  safety_identifier: true,
 };
 
 const ANTHROPIC: CarriedFields = {
@@ -42,6 +44,7 @@ const ANTHROPIC: CarriedFields = {
   stream: true,
   tools: true,
   tool_choice: true,
+  metadata: { user_id: (value) => typeof value === "string" },
 };
 
 /** Response MIME types the canonical form can express (plain text, or JSON). */

@@ -71,6 +71,7 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
     };
   }
   if (request.responseFormat) warnings.add("response_format", "not supported by the upstream; the answer is not held to JSON");
+  if (request.endUser) body.metadata = { user_id: request.endUser.id };
   if (request.stream) body.stream = true;
   return body;
 }

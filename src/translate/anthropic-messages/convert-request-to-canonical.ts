@@ -125,6 +125,8 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
   // A final assistant message is the start of the answer, which Anthropic continues.
   if (body.messages.at(-1)!.role === "assistant") request.native!.untranslated!.prefill = `messages[${body.messages.length - 1}]`;
   request.params = { maxTokens: body.max_tokens, temperature: body.temperature, topP: body.top_p, topK: body.top_k, stop: body.stop_sequences };
+  const userId = body.metadata?.user_id;
+  if (typeof userId === "string") request.endUser = { id: userId, field: "metadata.user_id" };
   request.stream = body.stream === true;
   return request;
 }

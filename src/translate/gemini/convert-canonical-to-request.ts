@@ -82,6 +82,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
           : { mode: choice === "required" ? "ANY" : choice === "none" ? "NONE" : "AUTO" },
     };
   }
+  if (request.endUser) warnings.add(request.endUser.field, "not passed on: the upstream has no field for an end-user id");
   if (p.stop && p.stop.length > 5) warnings.add("stop", "the upstream takes at most 5 stop sequences");
   if (request.parallelToolCalls === false && request.tools) warnings.add("parallel_tool_calls", "not supported by the upstream; it may call several tools at once");
   return body;

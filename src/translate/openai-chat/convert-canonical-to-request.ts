@@ -53,6 +53,8 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   else if (format?.type === "json_schema") {
     body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };
   }
+  // OpenAI's end-user id field; `safety_identifier`, its newer name, is unknown to many compatible servers.
+  if (request.endUser) body.user = request.endUser.id;
   if (request.stream) {
     body.stream = true;
     // Always asked for: billing settles from the usage the upstream reports.

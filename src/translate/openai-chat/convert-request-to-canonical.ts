@@ -78,6 +78,17 @@ function toolsAndChoiceOf(body: ChatCompletionRequest, untranslated: Untranslate
   return { tools: tools?.filter((tool) => allowed.has(tool.name)), toolChoice: choice.allowed_tools.mode };
 }
 
+/**
+ * The end-user id: `safety_identifier`, which OpenAI now has for exactly this, else `user`.
+ * Other formats take one id; a different `user` beside it is noted in `untranslated`.
+ */
+function endUserOf(body: ChatCompletionRequest, untranslated: Untranslated): ChatRequest["endUser"] {
+  const { user, safety_identifier: safetyIdentifier } = body;
+  if (safetyIdentifier == null) return user === undefined ? undefined : { id: user, field: "user" };
+  if (user !== undefined && user !== safetyIdentifier) untranslated.fields.push("user");
+  return { id: safetyIdentifier, field: "safety_identifier" };
+}
+
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
 export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest): ChatRequest {
   const stop = body.stop ?? undefined;
@@ -98,6 +109,7 @@ export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest)
     ...toolsAndChoiceOf(body, untranslated),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.response_format),
+    endUser: endUserOf(body, untranslated),
     stream: body.stream === true,
   };
 }

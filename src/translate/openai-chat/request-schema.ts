@@ -134,6 +134,8 @@ export const ChatCompletionRequestSchema = v.looseObject({
   n: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only n = 1 is supported")))),
   seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
   user: v.optional(v.string()),
+  /** OpenAI's newer name for an end-user id, meant for abuse detection alone. */
+  safety_identifier: v.optional(v.nullable(v.string())),
 });
 
 export type ChatCompletionRequest = v.InferOutput<typeof ChatCompletionRequestSchema>;
