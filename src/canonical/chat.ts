@@ -93,7 +93,12 @@ export interface ChatRequest {
   stream: boolean;
 }
 
-export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
+/**
+ * Why an answer ended. `refusal`: the model declined (OpenAI's `refusal`, Anthropic's
+ * stop_reason "refusal"); `content_filter`: a provider's filter withheld output (OpenAI's
+ * content_filter, Gemini's SAFETY and its kin).
+ */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "refusal" | "error";
 
 export interface Usage {
   inputTokens: number;
@@ -109,6 +114,11 @@ export interface ChatResponse {
   /** Text and tool-call parts, in order. */
   content: ContentPart[];
   finishReason: FinishReason;
+  /**
+   * With finishReason "refusal", the model's words for why it declined, when it gave some
+   * (OpenAI's `refusal`, Anthropic's `stop_details.explanation`); not part of `content`.
+   */
+  refusal?: string;
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
@@ -125,6 +135,8 @@ export type StreamPart =
   /** `inputTokens` when the upstream reports the prompt's size up front (Anthropic does). */
   | { type: "start"; id: string; model: string; created: number; inputTokens?: number }
   | { type: "text-delta"; text: string }
+  /** A piece of a refusal's words (ChatResponse.refusal), streamed. */
+  | { type: "refusal-delta"; text: string }
   /** The first fragment of tool call `index`, with its id and name. */
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
@@ -132,6 +144,11 @@ export type StreamPart =
   | { type: "finish"; finishReason: FinishReason }
   /** The upstream failed after the stream began; the caller's format renders its own error event. */
   | { type: "error"; message: string };
+
+/** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */
+export function partsWithRefusal(response: ChatResponse): ContentPart[] {
+  return response.refusal ? [...response.content, { type: "text", text: response.refusal }] : response.content;
+}
 
 /** The text of a message's text parts, joined. */
 export function textOf(parts: readonly ContentPart[]): string {

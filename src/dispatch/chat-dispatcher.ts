@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatResponse, Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type ChatRequest, type ChatResponse, type Usage } from "../canonical/chat.ts";
 import { estimateTokens, tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
@@ -51,7 +51,7 @@ export class ChatDispatcher {
     const parts = tapBatches(superviseUpstream(served.value.parts, this.deps.streamIdleTimeoutMs), {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
-        else if (part.type === "text-delta") streamedLength += part.text.length;
+        else if (part.type === "text-delta" || part.type === "refusal-delta") streamedLength += part.text.length;
         else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
         else if (part.type === "error") failed = true;
       },
@@ -111,6 +111,6 @@ export class ChatDispatcher {
 
 function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {
   let output = "";
-  for (const part of response.content) output += part.type === "text" ? part.text : part.type === "tool_call" ? part.arguments : "";
+  for (const part of partsWithRefusal(response)) output += part.type === "text" ? part.text : part.type === "tool_call" ? part.arguments : "";
   return { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(output) };
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { partsWithRefusal, type ChatResponse, type ContentPart, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
@@ -11,6 +11,9 @@ export const AnthropicUsageSchema = v.looseObject({
   cache_read_input_tokens: v.optional(v.nullable(TokenCountSchema)),
   cache_creation_input_tokens: v.optional(v.nullable(TokenCountSchema)),
 });
+
+/** Why the model declined, beside stop_reason "refusal" (newer answers); lenient, the field used. */
+export const RefusalDetailsSchema = v.looseObject({ explanation: v.optional(v.nullable(v.string())) });
 
 /** An upstream messages response; lenient, only the fields used. */
 export const AnthropicResponseSchema = v.looseObject({
@@ -26,6 +29,7 @@ export const AnthropicResponseSchema = v.looseObject({
     }),
   ),
   stop_reason: v.optional(v.nullable(v.string())),
+  stop_details: v.optional(v.nullable(RefusalDetailsSchema)),
   usage: believableUsage(AnthropicUsageSchema),
 });
 
@@ -67,6 +71,7 @@ export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof A
     created: Math.floor(now / 1000),
     content,
     finishReason: mapAnthropicStopReason(body.stop_reason),
+    ...(body.stop_details?.explanation ? { refusal: body.stop_details.explanation } : {}),
     usage: body.usage ? usageFromAnthropic(body.usage) : null,
   };
 }
@@ -78,7 +83,7 @@ export function anthropicMessageId(id: string): string {
 
 /** A canonical response as a spec 2.3 messages-style response. */
 export function convertCanonicalToAnthropicResponse(response: ChatResponse, model: string) {
-  const content = response.content.flatMap((part): Record<string, unknown>[] => {
+  const content = partsWithRefusal(response).flatMap((part): Record<string, unknown>[] => {
     if (part.type === "text") return [{ type: "text", text: part.text }];
     if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) }];
     return [];

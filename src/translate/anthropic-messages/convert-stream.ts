@@ -6,7 +6,7 @@ import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
-import { AnthropicUsageSchema, anthropicMessageId, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 
 const EventSchema = v.looseObject({
@@ -20,6 +20,7 @@ const EventSchema = v.looseObject({
       text: v.optional(v.string()),
       partial_json: v.optional(v.string()),
       stop_reason: v.optional(v.nullable(v.string())),
+      stop_details: v.optional(v.nullable(RefusalDetailsSchema)),
     }),
   ),
   usage: believableUsage(AnthropicUsageSchema),
@@ -83,6 +84,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           break;
         case "message_delta":
           if (event.delta?.stop_reason) finish = mapAnthropicStopReason(event.delta.stop_reason);
+          if (event.delta?.stop_details?.explanation) controller.enqueue({ type: "refusal-delta", text: event.delta.stop_details.explanation });
           if (event.usage) usage = { ...usage, ...stripNulls(event.usage) };
           if (event.usage?.output_tokens != null) outputReported = true;
           break;
@@ -177,7 +179,9 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
         case "start":
           start(controller, part.id, part.inputTokens);
           break;
+        // Anthropic has no place for a refusal's words but the answer's text.
         case "text-delta":
+        case "refusal-delta":
           if (openBlock?.kind !== "text") {
             releaseWaitingCalls(controller, true);
             closeBlock(controller);

@@ -8,7 +8,7 @@ export function mapAnthropicStopReason(reason: string | null | undefined): Finis
     case "tool_use":
       return "tool_calls";
     case "refusal":
-      return "content_filter";
+      return "refusal";
     default:
       return "stop";
   }
@@ -22,6 +22,7 @@ export function toAnthropicStopReason(reason: FinishReason): string {
     case "tool_calls":
       return "tool_use";
     case "content_filter":
+    case "refusal":
       return "refusal";
     default:
       return "end_turn";

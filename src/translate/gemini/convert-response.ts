@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { newId } from "../../lib/random-id.ts";
 import { callIdCarrying } from "./thought-signature-id.ts";
-import type { ChatResponse, ContentPart, Usage } from "../../canonical/chat.ts";
+import { partsWithRefusal, type ChatResponse, type ContentPart, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
@@ -115,7 +115,7 @@ export function geminiPartsOf(content: readonly ContentPart[]): Record<string, u
 export function convertCanonicalToGeminiResponse(response: ChatResponse, model: string) {
   return {
     candidates: [
-      { content: { role: "model", parts: geminiPartsOf(response.content) }, finishReason: toGeminiFinishReason(response.finishReason), index: 0 },
+      { content: { role: "model", parts: geminiPartsOf(partsWithRefusal(response)) }, finishReason: toGeminiFinishReason(response.finishReason), index: 0 },
     ],
     usageMetadata: usageToGemini(response.usage ?? { inputTokens: 0, outputTokens: 0 }),
     modelVersion: model,

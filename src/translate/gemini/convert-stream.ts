@@ -89,7 +89,9 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
         case "start":
           if (part.id) id = part.id;
           break;
+        // Gemini has no place for a refusal's words but the answer's text.
         case "text-delta":
+        case "refusal-delta":
           flushCalls(controller);
           controller.enqueue(chunk([{ text: part.text }]));
           break;

@@ -9,9 +9,12 @@ export function mapGeminiFinishReason(reason: string | null | undefined, calledT
   return calledTools ? "tool_calls" : "stop";
 }
 
-/** A canonical finish reason as Gemini writes it. */
+/**
+ * A canonical finish reason as Gemini writes it. Gemini has no refusal of its own: SAFETY,
+ * a stop for a policy reason, is the one a caller already handles as "not answered".
+ */
 export function toGeminiFinishReason(reason: FinishReason): string {
   if (reason === "length") return "MAX_TOKENS";
-  if (reason === "content_filter") return "SAFETY";
+  if (reason === "content_filter" || reason === "refusal") return "SAFETY";
   return "STOP";
 }

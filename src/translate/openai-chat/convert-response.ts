@@ -58,22 +58,24 @@ export function usageToOpenAi(usage: Usage) {
   };
 }
 
-/**
- * The finish reason of an OpenAI answer. A refusal comes with finish_reason "stop" and its
- * text in `refusal`; other formats call it a refusal or a safety stop, so it maps there.
- */
+/** The finish reason of an OpenAI answer: a refusal comes with finish_reason "stop" and its words in `refusal`. */
 export function finishOfOpenAi(finishReason: string | null | undefined, refused: boolean): FinishReason {
   const finish = mapOpenAiFinishReason(finishReason);
-  return refused && finish === "stop" ? "content_filter" : finish;
+  return refused && finish === "stop" ? "refusal" : finish;
 }
 
-/** An upstream chat.completion in the canonical form; a refusal's text is the answer's text. */
+/**
+ * What an OpenAI caller's `refusal` says when the upstream declined without words (Anthropic's
+ * classifiers may give none): OpenAI callers and its SDK tell a refusal by that text.
+ */
+export const UNEXPLAINED_REFUSAL = "The model refused to answer and gave no reason.";
+
+/** An upstream chat.completion in the canonical form. */
 export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
   const choice = body.choices[0];
   const content: ContentPart[] = [];
   if (choice?.message?.content) content.push({ type: "text", text: choice.message.content });
   const refusal = choice?.message?.refusal;
-  if (refusal) content.push({ type: "text", text: refusal });
   for (const call of choice?.message?.tool_calls ?? []) {
     content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
   }
@@ -83,11 +85,16 @@ export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof 
     created: body.created ?? Math.floor(now / 1000),
     content,
     finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal)),
+    ...(refusal ? { refusal } : {}),
     usage: body.usage ? usageFromOpenAi(body.usage) : null,
   };
 }
 
-/** A canonical response as a spec 2.2 chat.completion for the public `model`. */
+/**
+ * A canonical response as a spec 2.2 chat.completion for the public `model`. A refusal is
+ * OpenAI's: its words in `refusal`, `content` null (what came before an Anthropic refusal is
+ * an answer its classifiers cut off), finish_reason "stop".
+ */
 export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, model: string) {
   let text: string | null = null;
   const toolCalls: unknown[] = [];
@@ -97,7 +104,9 @@ export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, mod
       toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
     }
   }
-  const message: Record<string, unknown> = { role: "assistant", content: text ?? (toolCalls.length > 0 ? null : "") };
+  const refused = response.finishReason === "refusal";
+  const message: Record<string, unknown> = { role: "assistant", content: refused ? null : (text ?? (toolCalls.length > 0 ? null : "")) };
+  if (refused) message.refusal = response.refusal || UNEXPLAINED_REFUSAL;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 };
   return {

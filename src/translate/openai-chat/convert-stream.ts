@@ -6,7 +6,7 @@ import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { toOpenAiFinishReason } from "./map-finish-reason.ts";
-import { finishOfOpenAi, OpenAiUsageSchema, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
+import { finishOfOpenAi, OpenAiUsageSchema, UNEXPLAINED_REFUSAL, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 
@@ -82,7 +82,7 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
         if (delta?.content) controller.enqueue({ type: "text-delta", text: delta.content });
         if (delta?.refusal) {
           refused = true;
-          controller.enqueue({ type: "text-delta", text: delta.refusal });
+          controller.enqueue({ type: "refusal-delta", text: delta.refusal });
         }
         for (const call of delta?.tool_calls ?? []) {
           const index = call.index ?? 0;
@@ -121,11 +121,14 @@ interface ChunkEncoderOptions {
 /**
  * Canonical parts -> OpenAI `chat.completion.chunk` SSE text, ending with the usage chunk
  * (when asked for) and `data: [DONE]`. An error part becomes an error event and ends it.
+ * A refusal's words come as `delta.refusal`; one that had none gets a refusal chunk of the
+ * gateway's before its finish, since a refusal is known by that text.
  */
 export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<StreamPart, string> {
   let id = `chatcmpl-${options.fallbackId}`;
   let created = Math.floor(options.now() / 1000);
   let usage: Usage | null = null;
+  let refusalSaid = false;
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     formatSseEvent(
       JSON.stringify({
@@ -147,6 +150,10 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
         case "text-delta":
           controller.enqueue(chunk({ content: part.text }));
           break;
+        case "refusal-delta":
+          refusalSaid = true;
+          controller.enqueue(chunk({ refusal: part.text }));
+          break;
         case "tool-call-start":
           controller.enqueue(
             chunk({ tool_calls: [{ index: part.index, id: part.id, type: "function", function: { name: part.name, arguments: "" } }] }),
@@ -156,6 +163,7 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
           controller.enqueue(chunk({ tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] }));
           break;
         case "finish":
+          if (part.finishReason === "refusal" && !refusalSaid) controller.enqueue(chunk({ refusal: UNEXPLAINED_REFUSAL }));
           controller.enqueue(chunk({}, toOpenAiFinishReason(part.finishReason)));
           break;
         case "usage":

@@ -15,7 +15,7 @@ export function mapOpenAiFinishReason(reason: string | null | undefined): Finish
   }
 }
 
-/** A canonical finish reason as OpenAI writes it. */
+/** A canonical finish reason as OpenAI writes it: a refusal ends with "stop", its words in `refusal`. */
 export function toOpenAiFinishReason(reason: FinishReason): string {
-  return reason === "error" ? "stop" : reason;
+  return reason === "error" || reason === "refusal" ? "stop" : reason;
 }
