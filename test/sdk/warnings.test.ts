@@ -191,3 +191,38 @@ describe("settings inside the messages and tools, and a caller's headers, that o
     expect(onlyRequest(world, "anthropic").body.messages).toEqual(messages);
   });
 });
+
+describe("a system or developer message in the middle of an OpenAI conversation", () => {
+  const conversation = [
+    { role: "system" as const, content: "You are terse." },
+    { role: "user" as const, content: "Hello" },
+    { role: "assistant" as const, content: "Hi." },
+    { role: "developer" as const, content: "From now on, answer in French." },
+    { role: "user" as const, content: "How are you?" },
+  ];
+
+  test("is moved into an anthropic upstream's one system prompt, and named in the warnings", async () => {
+    const { response } = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: conversation }).withResponse();
+    expect(warningsOf(response)).toContain("messages[3]: a system message after the conversation began, moved to the top");
+    expect(warningsOf(response)).not.toContain("messages[0]");
+    const body = onlyRequest(world, "anthropic").body;
+    expect(body.system).toBe("You are terse.\n\nFrom now on, answer in French.");
+    expect(body.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+  });
+
+  test("the same for a gemini upstream's systemInstruction, streamed", async () => {
+    const response = await post({ model: MODELS.gemini, messages: conversation, stream: true });
+    expect(warningsOf(response)).toContain("messages[3]: a system message after the conversation began, moved to the top");
+    await response.arrayBuffer();
+    expect(onlyRequest(world, "gemini").body.systemInstruction).toEqual({ parts: [{ text: "You are terse.\n\nFrom now on, answer in French." }] });
+  });
+
+  test("an openai upstream gets it where it was, with no warning; one at the top is no warning anywhere", async () => {
+    const { response } = await world.openai.chat.completions.create({ model: MODELS.openai, messages: conversation }).withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest(world, "openai").body.messages[3]).toEqual(conversation[3]);
+
+    const atTop = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: conversation.slice(0, 2) }).withResponse();
+    expect(atTop.response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+});

@@ -1,6 +1,7 @@
 import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
+import { joinSystemPrompt } from "../system-prompt.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
 const DEFAULT_MAX_TOKENS = 4096;
@@ -33,13 +34,10 @@ function blockOf(part: ContentPart): Block {
  * since Anthropic expects user and assistant to alternate.
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
-  const system: string[] = [];
+  const system = joinSystemPrompt(request.messages, warnings);
   const messages: { role: "user" | "assistant"; content: Block[] }[] = [];
   for (const message of request.messages) {
-    if (message.role === "system") {
-      for (const part of message.parts) if (part.type === "text") system.push(part.text);
-      continue;
-    }
+    if (message.role === "system") continue;
     const role = message.role === "assistant" ? "assistant" : "user";
     const blocks = message.parts.map(blockOf).filter((b) => !(b.type === "text" && b.text === ""));
     const previous = messages.at(-1);
@@ -48,7 +46,7 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
   }
   const p = request.params;
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
-  if (system.length > 0) body.system = system.join("\n\n");
+  if (system !== undefined) body.system = system;
   if (p.temperature !== undefined) {
     if (p.temperature > 1) warnings.add("temperature", `clamped from ${p.temperature} to 1, the upstream's maximum`);
     body.temperature = Math.min(p.temperature, 1);

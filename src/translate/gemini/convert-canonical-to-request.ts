@@ -1,6 +1,7 @@
 import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
+import { joinSystemPrompt } from "../system-prompt.ts";
 import { schemaForGemini } from "./normalize-schema.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 
@@ -40,13 +41,10 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
         return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content) } };
     }
   };
-  const system: string[] = [];
+  const system = joinSystemPrompt(request.messages, warnings);
   const contents: { role: "user" | "model"; parts: Record<string, unknown>[] }[] = [];
   for (const message of request.messages) {
-    if (message.role === "system") {
-      for (const part of message.parts) if (part.type === "text") system.push(part.text);
-      continue;
-    }
+    if (message.role === "system") continue;
     const role = message.role === "assistant" ? "model" : "user";
     const parts = message.parts.map(partOf);
     const previous = contents.at(-1);
@@ -69,7 +67,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   // OpenAPI subset of responseSchema would refuse.
   if (format?.type === "json_schema") generationConfig.responseJsonSchema = format.schema;
   const body: Record<string, unknown> = { contents, generationConfig };
-  if (system.length > 0) body.systemInstruction = { parts: [{ text: system.join("\n\n") }] };
+  if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
   if (request.tools) {
     body.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: schemaForGemini(t.parameters) })) }];
   }
