@@ -3,7 +3,7 @@ import { estimateTokens, tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
-import type { ChatAdapter, ChatStream, UpstreamCall } from "../upstreams/adapter.ts";
+import type { ChatAdapter, ChatStream, TokenCount, UpstreamCall } from "../upstreams/adapter.ts";
 import type { Served } from "./with-failover.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
@@ -75,7 +75,7 @@ export class ChatDispatcher {
    * Anthropic's count endpoint refuses them. Nothing is metered: providers do not charge for
    * counting.
    */
-  async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<number>> {
+  async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<TokenCount>> {
     const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, endUser: undefined, stream: false };
     const served = await this.#serve(prompt, signal, (adapter, call) => adapter.countTokens(prompt, call));
     served.release();

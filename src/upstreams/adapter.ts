@@ -41,6 +41,13 @@ export interface ChatStream {
   native: boolean;
 }
 
+/** The input tokens of a prompt, as an upstream counted them. */
+export interface TokenCount {
+  inputTokens: number;
+  /** The upstream's own answer, given only when the caller speaks its format, so what it says beside the count passes through. */
+  native?: Record<string, unknown>;
+}
+
 /**
  * One upstream kind. Both methods reject with UpstreamError before any output exists, so
  * the dispatcher can fail over; `stream` resolves once the upstream has accepted the
@@ -56,7 +63,7 @@ export interface ChatAdapter {
    * The input tokens of the request's prompt, counted as the upstream counts them; a kind
    * whose API cannot count gives the gateway's estimate and says so in the warnings.
    */
-  countTokens(request: ChatRequest, call: UpstreamCall): Promise<number>;
+  countTokens(request: ChatRequest, call: UpstreamCall): Promise<TokenCount>;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canon
 import { readSseBody, type SseEvent } from "../streams/sse.ts";
 import { chainSteps, type StreamStep } from "../streams/stream-step.ts";
 import { boundToolArguments } from "../streams/bound-tool-arguments.ts";
-import type { ChatStream, UpstreamCall } from "./adapter.ts";
+import type { ChatStream, TokenCount, UpstreamCall } from "./adapter.ts";
 import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 import { mediaTypeOf, wrongKindOfBody } from "./content-type.ts";
@@ -54,4 +54,13 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
   const native = request.native?.format === wire.format;
   const decode = chainSteps(wire.decodeStream(call.now, native), boundToolArguments(call.maxBodyBytes));
   return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
+}
+
+/**
+ * A count an upstream of `format` gave in `body` (its answer, read by a loose schema, so whole):
+ * the body comes along for a caller of that format, whose SDK reads what it says beside the
+ * count (Gemini's cachedContentTokenCount and tokens by modality, Anthropic's context_management).
+ */
+export function tokenCountOf(inputTokens: number, body: Record<string, unknown>, format: WireFormat, request: ChatRequest): TokenCount {
+  return request.native?.format === format ? { inputTokens, native: body } : { inputTokens };
 }

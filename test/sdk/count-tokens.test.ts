@@ -148,7 +148,8 @@ describe("a whole generateContentRequest (REST)", () => {
   test("gemini channel: sent as the caller wrote it, fields the gateway does not model included, its model the upstream's", async () => {
     const response = await restCount(MODELS.gemini, { generateContentRequest: counted });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ totalTokens: GEMINI_COUNT });
+    // Gemini's own answer, promptTokensDetails included.
+    expect(await response.json()).toEqual(jsonFixture(GEMINI_COUNT_FIXTURE));
     const sent = onlyRequest(world, "gemini").body.generateContentRequest;
     expect(sent.model).toBe(`models/${UPSTREAM_MODELS.gemini}`);
     expect(sent.systemInstruction).toEqual(counted.systemInstruction);
@@ -165,5 +166,58 @@ describe("a whole generateContentRequest (REST)", () => {
     expect(sent.system).toBe(SYSTEM);
     expect(sent.tools.map((t: any) => t.name)).toEqual([WEATHER.name]);
     expect("max_tokens" in sent).toBe(false);
+  });
+});
+
+/**
+ * What a counting upstream of the caller's own format says beside the count reaches the
+ * caller as it was sent: Gemini's promptTokensDetails (tokens by modality) and
+ * cachedContentTokenCount, Anthropic's context_management. The genai SDK's
+ * CountTokensResponse keeps totalTokens and cachedContentTokenCount only, so the details are
+ * read from the wire.
+ */
+describe("the upstream's own count body, for a caller of its format", () => {
+  const geminiCount = {
+    totalTokens: 1290,
+    cachedContentTokenCount: 1032,
+    promptTokensDetails: [
+      { modality: "TEXT", tokenCount: 32 },
+      { modality: "IMAGE", tokenCount: 1258 },
+    ],
+    cacheTokensDetails: [{ modality: "IMAGE", tokenCount: 1032 }],
+  };
+  const answering = (body: unknown) => ({ script: () => Response.json(body) });
+
+  test("genai SDK, gemini channel: cachedContentTokenCount beside totalTokens", async () => {
+    world.upstreams.gemini.setBehavior(answering(geminiCount));
+    const result = await world.genai.models.countTokens({ model: MODELS.gemini, contents: PROMPT });
+    expect(result.totalTokens).toBe(1290);
+    expect(result.cachedContentTokenCount).toBe(1032);
+  });
+
+  test("gemini REST, gemini channel: the body as Gemini sent it, promptTokensDetails included", async () => {
+    world.upstreams.gemini.setBehavior(answering(geminiCount));
+    const response = await restCount(MODELS.gemini, { contents: [{ role: "user", parts: [{ text: PROMPT }] }] });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(geminiCount);
+  });
+
+  test("a gemini count of an unexpected shape is still a 502, not passed through", async () => {
+    world.upstreams.gemini.setBehavior(answering({ totalTokens: "many", promptTokensDetails: [] }));
+    const response = await restCount(MODELS.gemini, { contents: [{ role: "user", parts: [{ text: PROMPT }] }] });
+    expect(response.status).toBe(502);
+  });
+
+  test("a gemini caller on an anthropic channel gets the count in its own shape, nothing of Anthropic's", async () => {
+    world.upstreams.anthropic.setBehavior(answering({ input_tokens: 14, context_management: { original_input_tokens: 20 } }));
+    const response = await restCount(MODELS.anthropic, { contents: [{ role: "user", parts: [{ text: PROMPT }] }] });
+    expect(await response.json()).toEqual({ totalTokens: 14 });
+  });
+
+  test("anthropic SDK, anthropic channel: context_management beside input_tokens", async () => {
+    world.upstreams.anthropic.setBehavior(answering({ input_tokens: 14, context_management: { original_input_tokens: 20 } }));
+    const counted = await world.anthropic.beta.messages.countTokens({ model: MODELS.anthropic, messages: [{ role: "user", content: PROMPT }] });
+    expect(counted.input_tokens).toBe(14);
+    expect(counted.context_management).toEqual({ original_input_tokens: 20 });
   });
 });

@@ -8,7 +8,8 @@ import { modelJsonResponse } from "../response-headers.ts";
 /**
  * The shared path of the token-counting endpoints once their body is in canonical form: the
  * model and rate checks of a request that costs nothing, the count through the model's
- * channels with failover, and `render` of the count in the caller's format. No usage row
+ * channels with failover, and `render` of the count in the caller's format (or the upstream's
+ * own answer, when it speaks that format, so its details pass through). No usage row
  * and no ledger row: providers do not charge for counting.
  */
 export async function serveTokenCount(
@@ -19,5 +20,6 @@ export async function serveTokenCount(
 ): Promise<Response> {
   const rateLimitHeaders = admitUnbilledRequest(c, services, request.model);
   const served = await services.chat.countTokens(request, c.req.raw.signal);
-  return modelJsonResponse(render(served.value), { rateLimitHeaders, served, requestId: c.get("requestId") });
+  const { inputTokens, native } = served.value;
+  return modelJsonResponse(native ?? render(inputTokens), { rateLimitHeaders, served, requestId: c.get("requestId") });
 }

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../../canonical/chat.ts";
 import { postJson } from "../http.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
-import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
+import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
 import { decodeAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
@@ -25,8 +25,8 @@ function headersOf(request: ChatRequest, call: UpstreamCall): Record<string, str
   return { ...callerHeaders, "anthropic-version": ANTHROPIC_VERSION, ...(call.channel.apiKey ? { "x-api-key": call.channel.apiKey } : {}) };
 }
 
-/** The answer of count_tokens: the field used. */
-const CountSchema = v.object({ input_tokens: TokenCountSchema });
+/** The answer of count_tokens: the field used, the rest kept for an anthropic caller. */
+const CountSchema = v.looseObject({ input_tokens: TokenCountSchema });
 
 /** A translated body with a same-format caller's own body laid over it, the model remapped. */
 function withCallerBody(request: ChatRequest, call: UpstreamCall, translated: Record<string, unknown>): Record<string, unknown> {
@@ -65,6 +65,7 @@ export const anthropicChatAdapter: ChatAdapter = {
 
   async countTokens(request, call) {
     const response = await postJson(call, `${call.channel.baseUrl}/v1/messages/count_tokens`, headersOf(request, call), countBodyOf(request, call));
-    return (await readJsonAs(response, call, CountSchema, "a token count")).input_tokens;
+    const body = await readJsonAs(response, call, CountSchema, "a token count");
+    return tokenCountOf(body.input_tokens, body, ANTHROPIC_WIRE.format, request);
   },
 };

@@ -6,7 +6,7 @@ import { postJson } from "../http.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
 import { UpstreamError } from "../upstream-error.ts";
-import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
+import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
 import { decodeGeminiChunks } from "../../translate/gemini/convert-stream.ts";
@@ -24,8 +24,8 @@ function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateCo
   return `${call.channel.baseUrl}/v1beta/models/${encodeURIComponent(call.upstreamModel)}:${action}`;
 }
 
-/** The answer of countTokens: the field used. Proto3 JSON leaves out a count of 0. */
-const CountSchema = v.object({ totalTokens: v.optional(TokenCountSchema, 0) });
+/** The answer of countTokens: the field used, the rest kept for a gemini caller. Proto3 JSON leaves out a count of 0. */
+const CountSchema = v.looseObject({ totalTokens: v.optional(TokenCountSchema, 0) });
 
 /**
  * Gemini answers a wrong API key with 400 (reason API_KEY_INVALID), not 401. That is the
@@ -71,6 +71,7 @@ export const geminiChatAdapter: ChatAdapter = {
   async countTokens(request, call) {
     const body = { generateContentRequest: { ...bodyOf(request, call), model: `models/${call.upstreamModel}` } };
     const response = await post(call, urlOf(call, "countTokens"), body);
-    return (await readJsonAs(response, call, CountSchema, "a token count")).totalTokens;
+    const counted = await readJsonAs(response, call, CountSchema, "a token count");
+    return tokenCountOf(counted.totalTokens, counted, GEMINI_WIRE.format, request);
   },
 };

@@ -44,7 +44,7 @@ export const mockChatAdapter: ChatAdapter = {
 
   /** Exact, not an estimate: the mock counts its prompts this way in its usage too (mockChatReply). */
   async countTokens(request) {
-    return estimatePromptTokens(request);
+    return { inputTokens: estimatePromptTokens(request) };
   },
 };
 

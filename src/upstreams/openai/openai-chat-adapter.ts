@@ -50,6 +50,6 @@ export const openAiChatAdapter: ChatAdapter = {
   /** OpenAI's API has no token counting: the estimate holds are taken on, and a warning saying so. */
   async countTokens(request, call) {
     call.warnings.add("token count", "estimated by the gateway at about 4 characters a token, since the upstream's API cannot count tokens");
-    return estimatePromptTokens(request);
+    return { inputTokens: estimatePromptTokens(request) };
   },
 };
