@@ -119,6 +119,8 @@ export interface ChatResponse {
    * (OpenAI's `refusal`, Anthropic's `stop_details.explanation`); not part of `content`.
    */
   refusal?: string;
+  /** The stop sequence that ended the answer (finishReason "stop"), when the upstream says which. */
+  stopSequence?: string;
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
@@ -141,7 +143,8 @@ export type StreamPart =
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: Usage }
-  | { type: "finish"; finishReason: FinishReason }
+  /** `stopSequence` as in ChatResponse. */
+  | { type: "finish"; finishReason: FinishReason; stopSequence?: string }
   /** The upstream failed after the stream began; the caller's format renders its own error event. */
   | { type: "error"; message: string };
 

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { partsWithRefusal, type ChatResponse, type ContentPart, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
-import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
+import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 
 /** Anthropic's usage object; lenient, only the fields used. */
@@ -94,8 +94,7 @@ export function convertCanonicalToAnthropicResponse(response: ChatResponse, mode
     role: "assistant",
     content,
     model,
-    stop_reason: toAnthropicStopReason(response.finishReason),
-    stop_sequence: null,
+    ...anthropicStopOf(response.finishReason, response.stopSequence),
     usage: usageToAnthropic(response.usage ?? { inputTokens: 0, outputTokens: 0 }),
   };
 }

@@ -5,7 +5,7 @@ import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
-import { mapAnthropicStopReason, toAnthropicStopReason } from "./map-stop-reason.ts";
+import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 
@@ -131,6 +131,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
   let nextBlock = 0;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
+  let stopSequence: string | undefined;
   let started = false;
   const emit = (controller: StepOutput<string>, type: string, data: object) => controller.enqueue(anthropicEvent(type, data));
   const start = (controller: StepOutput<string>, id: string, inputTokens = 0) => {
@@ -214,6 +215,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
           break;
         case "finish":
           finish = part.finishReason;
+          stopSequence = part.stopSequence;
           break;
       }
     },
@@ -222,7 +224,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
       releaseWaitingCalls(controller, true);
       closeBlock(controller);
       const final = usageToAnthropic(usage ?? { inputTokens: 0, outputTokens: 0 });
-      emit(controller, "message_delta", { delta: { stop_reason: toAnthropicStopReason(finish), stop_sequence: null }, usage: final });
+      emit(controller, "message_delta", { delta: anthropicStopOf(finish, stopSequence), usage: final });
       emit(controller, "message_stop", {});
     },
   });

@@ -28,3 +28,10 @@ export function toAnthropicStopReason(reason: FinishReason): string {
       return "end_turn";
   }
 }
+
+/** An answer's stop_reason and stop_sequence: "stop_sequence" and the sequence when the upstream said which one ended it. */
+export function anthropicStopOf(reason: FinishReason, stopSequence: string | undefined) {
+  return stopSequence !== undefined && reason === "stop"
+    ? { stop_reason: "stop_sequence", stop_sequence: stopSequence }
+    : { stop_reason: toAnthropicStopReason(reason), stop_sequence: null };
+}

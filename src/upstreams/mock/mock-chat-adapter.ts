@@ -20,6 +20,7 @@ export const mockChatAdapter: ChatAdapter = {
       created: Math.floor(call.now() / 1000),
       content: reply.content,
       finishReason: reply.finishReason,
+      stopSequence: reply.stopSequence,
       usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens },
     };
   },
@@ -36,7 +37,7 @@ export const mockChatAdapter: ChatAdapter = {
         parts.push({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
       }
     });
-    parts.push({ type: "finish", finishReason: reply.finishReason });
+    parts.push({ type: "finish", finishReason: reply.finishReason, stopSequence: reply.stopSequence });
     parts.push({ type: "usage", usage: { inputTokens: reply.inputTokens, outputTokens: reply.outputTokens } });
     // One delivery per part, as a real upstream streams word by word.
     return { parts: batchesOf(parts.map((part) => [part])), native: false };

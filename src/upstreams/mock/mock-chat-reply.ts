@@ -7,6 +7,8 @@ import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts"
 export interface MockReply {
   content: ContentPart[];
   finishReason: FinishReason;
+  /** The stop sequence the echo was cut at. */
+  stopSequence?: string;
   inputTokens: number;
   outputTokens: number;
 }
@@ -55,14 +57,19 @@ export function mockChatReply(request: ChatRequest): MockReply {
   const words = full.split(" ");
   const limit = request.params.maxTokens;
   const kept = limit !== undefined && limit < words.length ? words.slice(0, limit) : words;
-  let text = kept.join(" ");
-  let finishReason: FinishReason = kept.length < words.length ? "length" : "stop";
-  for (const stop of request.params.stop ?? []) {
-    const at = stop === "" ? -1 : text.indexOf(stop);
-    if (at !== -1) {
-      text = text.slice(0, at);
-      finishReason = "stop";
-    }
+  const text = kept.join(" ");
+  const usage = { inputTokens, outputTokens: kept.length };
+  const stopped = firstStop(text, request.params.stop);
+  if (!stopped) return { content: [{ type: "text", text }], finishReason: kept.length < words.length ? "length" : "stop", ...usage };
+  return { content: [{ type: "text", text: text.slice(0, stopped.at) }], finishReason: "stop", stopSequence: stopped.sequence, ...usage };
+}
+
+/** The stop sequence that writing `text` would meet first (the one whose match ends first), and where its match starts. */
+function firstStop(text: string, stops: readonly string[] = []): { sequence: string; at: number } | undefined {
+  let first: { sequence: string; at: number } | undefined;
+  for (const sequence of stops) {
+    const at = sequence === "" ? -1 : text.indexOf(sequence);
+    if (at !== -1 && (!first || at + sequence.length < first.at + first.sequence.length)) first = { sequence, at };
   }
-  return { content: [{ type: "text", text }], finishReason, inputTokens, outputTokens: kept.length };
+  return first;
 }
