@@ -2,7 +2,8 @@ import * as v from "valibot";
 import type { ChatRequest, ChatResponse, StreamPart, WireFormat } from "../canonical/chat.ts";
 import { readSseBody, type SseEvent } from "../streams/sse.ts";
 import { chainSteps, type StreamStep } from "../streams/stream-step.ts";
-import { boundToolArguments } from "../streams/bound-tool-arguments.ts";
+import { boundHeldParts } from "../streams/bound-held-parts.ts";
+import type { NativePart } from "../translate/relay-native.ts";
 import type { ChatStream, TokenCount, UpstreamCall } from "./adapter.ts";
 import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
@@ -19,6 +20,11 @@ export interface ChatWire<S extends v.GenericSchema> {
    * alone cannot tell: an empty list of choices is no answer, and must not bill as one.
    */
   hasAnswer?(response: v.InferOutput<S>): boolean;
+  /**
+   * Whether a native event finishes the answer while the stream may go on (Gemini's, which
+   * has no end event): a passthrough relay holds it and what follows until the body ends.
+   */
+  finishesAnswer?(part: NativePart): boolean;
   /** The stream decoder; with `native`, it also gives each event as a native part. */
   decodeStream(now: () => number, native: boolean): StreamStep<SseEvent, StreamPart>;
 }
@@ -52,7 +58,7 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
     if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
   }
   const native = request.native?.format === wire.format;
-  const decode = chainSteps(wire.decodeStream(call.now, native), boundToolArguments(call.maxBodyBytes));
+  const decode = chainSteps(wire.decodeStream(call.now, native), boundHeldParts(call.maxBodyBytes, wire.finishesAnswer));
   return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
 }
 

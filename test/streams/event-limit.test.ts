@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { startGeminiUpstream, type GeminiUpstream } from "../helpers/gemini-upstream.ts";
 import { onlyUsageRowOf } from "../billing/_inprocess.ts";
 import { waitFor } from "../billing/_support.ts";
 import { estimateTokens } from "../../src/lib/estimate-tokens.ts";
@@ -22,16 +23,22 @@ const TOO_LARGE_EVENT = `data: ${JSON.stringify({
 
 let gw: TestGateway;
 let upstream: OpenAiUpstream;
+let geminiUpstream: GeminiUpstream;
+const GEMINI_MODEL = "event-limit-gemini";
 
 beforeAll(async () => {
   // An idle timeout that a stream the gateway kept waiting on would meet, but no test reaches.
   gw = await startTestGateway({ env: { GATEWAY_MAX_UPSTREAM_BODY_BYTES: String(LIMIT), GATEWAY_STREAM_IDLE_TIMEOUT_MS: "3000" } });
   upstream = await startOpenAiUpstream();
   expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [MODEL] })).status).toBe(201);
+  geminiUpstream = await startGeminiUpstream();
+  const gemini = { name: "loopback-gemini", type: "gemini", base_url: geminiUpstream.url, api_key: "test-key", models: [GEMINI_MODEL] };
+  expect((await gw.admin("POST", "/v1/admin/channels", gemini)).status).toBe(201);
 });
 afterAll(async () => {
   await gw.close();
   await upstream.close();
+  await geminiUpstream.close();
 });
 
 /** One OpenAI stream chunk's event. */
@@ -41,13 +48,14 @@ function chunkEvent(delta: object, finishReason: string | null = null): string {
 }
 
 /**
- * Makes the upstream answer the next stream with `pieces`, each written on its own, and then
- * end, or (with `hold`) keep the connection open; `cancelled` says whether the gateway let go.
+ * Makes the upstream (the openai one unless `target` says) answer the next stream with
+ * `pieces`, each written on its own, and then end, or (with `hold`) keep the connection open;
+ * `cancelled` says whether the gateway let go.
  */
-function upstreamSends(pieces: readonly string[], hold: boolean): { readonly cancelled: boolean } {
+function upstreamSends(pieces: readonly string[], hold: boolean, target: OpenAiUpstream | GeminiUpstream = upstream): { readonly cancelled: boolean } {
   const state = { cancelled: false };
   const encoder = new TextEncoder();
-  upstream.setBehavior({
+  target.setBehavior({
     script: () => {
       let next = 0;
       const body = new ReadableStream<Uint8Array>({
@@ -177,4 +185,29 @@ test("a Gemini caller: a tool call just under the limit comes whole", async () =
   expect(calls).toHaveLength(1);
   expect(calls[0].functionCall).toMatchObject({ name: "write", args: { text } });
   expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+});
+
+/**
+ * A Gemini caller on a gemini channel gets the upstream's chunks as they came, but the one that
+ * finishes the answer, and anything after it, waits for the body's end (Gemini streams have no
+ * end event), so the end reaches the caller after the usage row. What waits is bounded too: an
+ * upstream that goes on sending after its answer finished, holding its connection open, ends
+ * the caller's stream with the error event, and is cancelled.
+ */
+test("a Gemini caller: chunks past the limit after the answer finished end the stream", async () => {
+  const chunk = (body: object) => `data: ${JSON.stringify(body)}\r\n\r\n`;
+  const finished = chunk({ candidates: [{ content: { role: "model", parts: [{ text: "Hello" }] }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } });
+  const after = Array.from({ length: 12 }, () => chunk({ candidates: [{ content: { role: "model", parts: [{ text: "x".repeat(8192) }] }, index: 0 }] }));
+  const state = upstreamSends([finished, ...after], true, geminiUpstream);
+  const response = await gw.fetch(`/v1beta/models/${GEMINI_MODEL}:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    headers: bearer(gw.demoKey),
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(response.status).toBe(200);
+  const message = `the upstream went on after its answer finished, past GATEWAY_MAX_UPSTREAM_BODY_BYTES (${LIMIT} bytes)`;
+  expect(await response.text()).toBe(`data: ${JSON.stringify({ error: { message, type: "upstream_error", code: 502, status: "UNAVAILABLE" } })}\n\n`);
+  await waitFor("the upstream request to be cancelled", () => state.cancelled);
+  expect((await onlyUsageRowOf(gw, response)).status).toBe(502);
 });
