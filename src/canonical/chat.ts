@@ -72,6 +72,12 @@ export interface NativeRequest {
   untranslated?: Untranslated;
   /** Caller headers that a same-format upstream should see too (Anthropic's `anthropic-beta`). */
   headers?: Record<string, string>;
+  /**
+   * How many answers the body asks for (OpenAI's `n`, Gemini's `candidateCount`), set only
+   * when more than one: the canonical form carries one answer, so only an upstream of the
+   * caller's format can give them, and the hold and token reservation count each.
+   */
+  answers?: number;
 }
 
 export interface ChatRequest {

@@ -9,6 +9,17 @@ export function nothingUntranslated(): Untranslated {
   return { replay: [], input: [], fields: [] };
 }
 
+/**
+ * The number of answers a caller asks for in `field`, when more than one (else undefined).
+ * The canonical form carries one answer, so `field` is noted as input only an upstream of the
+ * caller's format can take: the request keeps to such channels, or is a 400 naming it.
+ */
+export function severalAnswers(count: number | null | undefined, field: string, untranslated: Untranslated): number | undefined {
+  if (count == null || count <= 1) return undefined;
+  untranslated.input.push(`${field} (${count} answers)`);
+  return count;
+}
+
 /** Whether `adapter` receives the caller's own body, and with it everything the canonical form leaves out. */
 export function speaksCallerFormat(request: ChatRequest, adapter: ChatAdapter): boolean {
   return adapter.format !== undefined && adapter.format === request.native?.format;

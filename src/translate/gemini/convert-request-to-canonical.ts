@@ -2,7 +2,7 @@ import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice,
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
-import { nothingUntranslated } from "../untranslated.ts";
+import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
 
 type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
 
@@ -125,7 +125,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
   }
   return {
     model,
-    native: { format: "gemini", body, untranslated },
+    native: { format: "gemini", body, untranslated, answers: severalAnswers(config.candidateCount, "generationConfig.candidateCount", untranslated) },
     messages: messagesOf(body, untranslated),
     params: {
       temperature: config.temperature,
@@ -157,5 +157,10 @@ export function convertGeminiCountRequestToCanonical(body: CountTokensRequest, m
   // Gemini has a generateContentRequest name its model again; the URL's is the one served,
   // and the gemini adapter names the upstream's.
   const { model: _named, ...request } = counted;
+  // How many answers it asks for does not change the prompt's count, and would keep the count to gemini channels.
+  if (request.generationConfig?.candidateCount !== undefined) {
+    const { candidateCount: _answers, ...config } = request.generationConfig;
+    request.generationConfig = config;
+  }
   return convertGeminiRequestToCanonical(request, model, false);
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, objectOnly } from "../../lib/schemas.ts";
 
 export const TextPart = v.looseObject({ text: v.string() });
@@ -48,7 +48,8 @@ export const GenerateContentRequestSchema = v.looseObject({
       topK: v.optional(integerAtLeast(1)),
       maxOutputTokens: v.optional(integerAtLeast(1)),
       stopSequences: v.optional(v.pipe(v.array(v.string()), v.maxLength(5, "at most 5 stop sequences"))),
-      candidateCount: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only 1 candidate is supported"))),
+      // How many answers: more than one only a gemini upstream gives. Gemini documents at most 8.
+      candidateCount: v.optional(integerInRange(1, 8)),
       presencePenalty: v.optional(numberInRange(-2, 2)),
       frequencyPenalty: v.optional(numberInRange(-2, 2)),
       seed: v.optional(v.pipe(v.number(), v.integer())),

@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isFunctionTool, isFunctionToolCall, isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
-import { nothingUntranslated } from "../untranslated.ts";
+import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
 
@@ -95,7 +95,7 @@ export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest)
   const untranslated = nothingUntranslated();
   return {
     model: body.model,
-    native: { format: "openai", body, untranslated },
+    native: { format: "openai", body, untranslated, answers: severalAnswers(body.n, "n", untranslated) },
     messages: body.messages.map((message, i) => messageToCanonical(message, i, untranslated)),
     params: {
       temperature: body.temperature ?? undefined,

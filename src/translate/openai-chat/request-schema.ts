@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
+import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextPart = v.object({ type: v.literal("text"), text: v.string() });
@@ -131,7 +131,8 @@ export const ChatCompletionRequestSchema = v.looseObject({
   tool_choice: v.optional(ToolChoice),
   parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
   response_format: v.optional(v.nullable(ResponseFormat)),
-  n: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1, "only n = 1 is supported")))),
+  /** How many answers: more than one only an openai upstream gives. 128 is OpenAI's own bound. */
+  n: v.optional(v.nullable(integerInRange(1, 128))),
   seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
   user: v.optional(v.string()),
   /** OpenAI's newer name for an end-user id, meant for abuse detection alone. */
