@@ -127,6 +127,12 @@ export interface ChatResponse {
   refusal?: string;
   /** The stop sequence that ended the answer (finishReason "stop"), when the upstream says which. */
   stopSequence?: string;
+  /**
+   * The answers after the first, when the upstream gave several (OpenAI's n, Gemini's
+   * candidateCount): their caller, of the upstream's format, reads them in `native`; here they
+   * are counted in the estimate of an upstream that reports no usage. A refusal's words are text.
+   */
+  otherAnswers?: ContentPart[][];
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;

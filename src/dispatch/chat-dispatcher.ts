@@ -1,5 +1,5 @@
-import { partsWithRefusal, type ChatRequest, type ChatResponse, type Usage } from "../canonical/chat.ts";
-import { estimateTokens, tokensOfLength } from "../lib/estimate-tokens.ts";
+import { partsWithRefusal, type ChatRequest, type ChatResponse, type ContentPart, type Usage } from "../canonical/chat.ts";
+import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
@@ -109,8 +109,16 @@ export class ChatDispatcher {
   }
 }
 
+/** The usage of a response whose upstream reported none: its prompt and every answer it gave, at about 4 characters a token. */
 function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {
-  let output = "";
-  for (const part of partsWithRefusal(response)) output += part.type === "text" ? part.text : part.type === "tool_call" ? part.arguments : "";
-  return { inputTokens: estimatePromptTokens(request), outputTokens: estimateTokens(output) };
+  let length = outputLength(partsWithRefusal(response));
+  if (response.otherAnswers) for (const answer of response.otherAnswers) length += outputLength(answer);
+  return { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(length) };
+}
+
+/** The characters an answer wrote: its text and its tool calls' arguments. */
+function outputLength(parts: readonly ContentPart[]): number {
+  let length = 0;
+  for (const part of parts) length += part.type === "text" ? part.text.length : part.type === "tool_call" ? part.arguments.length : 0;
+  return length;
 }

@@ -4,12 +4,22 @@ import { jsonFixture, startOpenAiUpstream, type OpenAiUpstream } from "../helper
 import { startGeminiUpstream, type GeminiUpstream } from "../helpers/gemini-upstream.ts";
 import { account, expectBooksBalanced, ledgerOf, newAccount, usageRows } from "./_inprocess.ts";
 import { bearer, costOf, estimate, PRICE_BODY } from "./_support.ts";
-import { ANSWERS, fixtureChunks, GEMINI_SEVERAL_PLAIN, GEMINI_SEVERAL_STREAM, OPENAI_SEVERAL_PLAIN, OPENAI_SEVERAL_STREAM } from "../helpers/several-answers.ts";
+import {
+  ANSWERS,
+  fixtureChunks,
+  GEMINI_SEVERAL_PLAIN,
+  GEMINI_SEVERAL_STREAM,
+  geminiWithoutUsage,
+  OPENAI_SEVERAL_PLAIN,
+  OPENAI_SEVERAL_STREAM,
+  SEVERAL_TEXTS,
+} from "../helpers/several-answers.ts";
 
 /**
  * Billing of a request for several answers (OpenAI's `n`, Gemini's `candidateCount`): the
  * hold covers max_tokens of output for every answer, and the request settles from the usage
- * the upstream reports, which covers them all.
+ * the upstream reports, which covers them all; without that, the estimate counts the text of
+ * every answer, not the first alone.
  */
 
 const PROMPT = "What is the capital of France? Answer in one sentence.";
@@ -55,6 +65,8 @@ const FORMATS = {
     }),
     plain: OPENAI_SEVERAL_PLAIN,
     stream: OPENAI_SEVERAL_STREAM,
+    answering: (completion: unknown) => ({ completion }),
+    withoutUsage: ({ usage: _usage, ...completion }: any) => completion,
     reported(body: any) {
       return { prompt_tokens: body.usage.prompt_tokens, completion_tokens: body.usage.completion_tokens };
     },
@@ -68,6 +80,8 @@ const FORMATS = {
     }),
     plain: GEMINI_SEVERAL_PLAIN,
     stream: GEMINI_SEVERAL_STREAM,
+    answering: (response: unknown) => ({ response }),
+    withoutUsage: (response: any) => geminiWithoutUsage([response])[0],
     reported(body: any) {
       return { prompt_tokens: body.usageMetadata.promptTokenCount, completion_tokens: body.usageMetadata.candidatesTokenCount };
     },
@@ -105,7 +119,7 @@ describe.each(FORMAT_NAMES)("%s caller", (format) => {
     test(`${stream ? "streamed" : "plain"}: one usage row with the upstream's usage, held for every answer and settled from it`, async () => {
       const { upstream, reported } = FORMATS[format];
       const fixture = stream ? FORMATS[format].stream : FORMATS[format].plain;
-      upstream().setBehavior(stream ? { streamFixture: fixture } : format === "openai" ? { completion: jsonFixture(fixture) } : { response: jsonFixture(fixture) });
+      upstream().setBehavior(stream ? { streamFixture: fixture } : FORMATS[format].answering(jsonFixture(fixture)));
       const usage = reported(stream ? fixtureChunks(fixture).at(-1) : jsonFixture(fixture));
       const { id, key } = await newAccount(gw, START);
       const response = await ask(format, key, ANSWERS, stream);
@@ -124,4 +138,25 @@ describe.each(FORMAT_NAMES)("%s caller", (format) => {
       await expectBooksBalanced(gw);
     });
   }
+});
+
+/** What a request for three answers is charged when the upstream reports no usage: the prompt's estimate and that of every answer's text. */
+async function chargedWithoutUsage(format: FormatName, stream: boolean, texts: string[]): Promise<void> {
+  const { id, key } = await newAccount(gw, START);
+  const response = await ask(format, key, ANSWERS, stream);
+  expect(response.status).toBe(200);
+  await response.text();
+  const cost = costOf(estimate(PROMPT), estimate(texts.join("")));
+  const [row] = await usageRows(gw, id);
+  expect(row).toMatchObject({ status: 200, prompt_tokens: estimate(PROMPT), completion_tokens: estimate(texts.join("")), cost_micros: cost });
+  expect(await account(gw, id)).toEqual({ balance_micros: START - cost, total_spent_micros: cost });
+  await expectBooksBalanced(gw);
+}
+
+describe.each(FORMAT_NAMES)("%s upstream reporting no usage", (format) => {
+  test("plain: the estimate counts every answer's text", async () => {
+    const { upstream, plain, answering, withoutUsage } = FORMATS[format];
+    upstream().setBehavior(answering(withoutUsage(jsonFixture(plain))));
+    await chargedWithoutUsage(format, false, SEVERAL_TEXTS[format].plain);
+  });
 });

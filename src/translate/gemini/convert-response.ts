@@ -63,10 +63,17 @@ export function usageToGemini(usage: Usage) {
   };
 }
 
+type GeminiCandidate = NonNullable<GeminiResponse["candidates"]>[number];
+
 /** The text and function-call parts of a response's first candidate; thoughts are not output. */
 export function contentOfGemini(body: GeminiResponse): ContentPart[] {
+  return contentOfCandidate(body.candidates?.[0]);
+}
+
+/** The text and function-call parts of one candidate. */
+function contentOfCandidate(candidate: GeminiCandidate | undefined): ContentPart[] {
   const content: ContentPart[] = [];
-  for (const part of body.candidates?.[0]?.content?.parts ?? []) {
+  for (const part of candidate?.content?.parts ?? []) {
     if (part.thought) continue;
     if (part.text !== undefined && part.text !== "") content.push({ type: "text", text: part.text });
     if (part.functionCall) {
@@ -89,15 +96,17 @@ export function finishReasonOfGemini(body: GeminiResponse): string | undefined {
   return body.candidates?.[0]?.finishReason ?? (body.promptFeedback?.blockReason ? "SAFETY" : undefined);
 }
 
-/** An upstream generateContent response in canonical form. */
+/** An upstream generateContent response in canonical form: its first candidate, and any others as otherAnswers. */
 export function convertGeminiResponseToCanonical(body: GeminiResponse, now: number): ChatResponse {
   const content = contentOfGemini(body);
+  const candidates = body.candidates ?? [];
   return {
     id: body.responseId ?? "",
     model: body.modelVersion ?? "",
     created: Math.floor(now / 1000),
     content,
     finishReason: mapGeminiFinishReason(finishReasonOfGemini(body), content.some((p) => p.type === "tool_call")),
+    ...(candidates.length > 1 ? { otherAnswers: candidates.slice(1).map(contentOfCandidate) } : {}),
     usage: body.usageMetadata ? usageFromGemini(body.usageMetadata) : null,
   };
 }

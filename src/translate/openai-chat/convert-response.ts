@@ -70,22 +70,32 @@ export function finishOfOpenAi(finishReason: string | null | undefined, refused:
  */
 export const UNEXPLAINED_REFUSAL = "The model refused to answer and gave no reason.";
 
-/** An upstream chat.completion in the canonical form. */
-export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
-  const choice = body.choices[0];
+type OpenAiChoice = v.InferOutput<typeof OpenAiChatResponseSchema>["choices"][number];
+
+/** A choice's text and tool calls, and its refusal's words as text when `withRefusal`. */
+function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean): ContentPart[] {
   const content: ContentPart[] = [];
-  if (choice?.message?.content) content.push({ type: "text", text: choice.message.content });
-  const refusal = choice?.message?.refusal;
-  for (const call of choice?.message?.tool_calls ?? []) {
+  const message = choice?.message;
+  if (message?.content) content.push({ type: "text", text: message.content });
+  for (const call of message?.tool_calls ?? []) {
     content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
   }
+  if (withRefusal && message?.refusal) content.push({ type: "text", text: message.refusal });
+  return content;
+}
+
+/** An upstream chat.completion in the canonical form: its first choice, and any others as otherAnswers. */
+export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
+  const choice = body.choices[0];
+  const refusal = choice?.message?.refusal;
   return {
     id: body.id ?? "",
     model: body.model ?? "",
     created: body.created ?? Math.floor(now / 1000),
-    content,
+    content: contentOfChoice(choice, false),
     finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal)),
     ...(refusal ? { refusal } : {}),
+    ...(body.choices.length > 1 ? { otherAnswers: body.choices.slice(1).map((other) => contentOfChoice(other, true)) } : {}),
     usage: body.usage ? usageFromOpenAi(body.usage) : null,
   };
 }
