@@ -25,8 +25,11 @@ export interface ChatWire<S extends v.GenericSchema> {
    * has no end event): a passthrough relay holds it and what follows until the body ends.
    */
   finishesAnswer?(part: NativePart): boolean;
-  /** The stream decoder; with `native`, it also gives each event as a native part. */
-  decodeStream(now: () => number, native: boolean): StreamStep<SseEvent, StreamPart>;
+  /**
+   * The stream decoder for `answers` answers (more than one only with `native`); with
+   * `native`, it also gives each event as a native part.
+   */
+  decodeStream(now: () => number, native: boolean, answers: number): StreamStep<SseEvent, StreamPart>;
 }
 
 /** A 2xx chat response in canonical form, with the upstream's own body when the caller speaks its format. */
@@ -58,7 +61,8 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
     if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
   }
   const native = request.native?.format === wire.format;
-  const decode = chainSteps(wire.decodeStream(call.now, native), boundHeldParts(call.maxBodyBytes, wire.finishesAnswer));
+  const answers = request.native?.answers ?? 1;
+  const decode = chainSteps(wire.decodeStream(call.now, native, answers), boundHeldParts(call.maxBodyBytes, wire.finishesAnswer));
   return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
 }
 

@@ -9,17 +9,22 @@ import {
   fixtureChunks,
   GEMINI_SEVERAL_PLAIN,
   GEMINI_SEVERAL_STREAM,
+  geminiAnswerTexts,
   geminiWithoutUsage,
   OPENAI_SEVERAL_PLAIN,
   OPENAI_SEVERAL_STREAM,
+  openAiAnswerTexts,
+  openAiChunksWithoutUsage,
   SEVERAL_TEXTS,
+  sseOf,
 } from "../helpers/several-answers.ts";
 
 /**
  * Billing of a request for several answers (OpenAI's `n`, Gemini's `candidateCount`): the
  * hold covers max_tokens of output for every answer, and the request settles from the usage
  * the upstream reports, which covers them all; without that, the estimate counts the text of
- * every answer, not the first alone.
+ * every answer, not the first alone. A stream is whole only when every answer has finished:
+ * one cut after the first answer finished is a broken stream, not a complete one.
  */
 
 const PROMPT = "What is the capital of France? Answer in one sentence.";
@@ -67,6 +72,10 @@ const FORMATS = {
     stream: OPENAI_SEVERAL_STREAM,
     answering: (completion: unknown) => ({ completion }),
     withoutUsage: ({ usage: _usage, ...completion }: any) => completion,
+    streamWithoutUsage: () => sseOf(openAiChunksWithoutUsage(OPENAI_SEVERAL_STREAM), true),
+    texts: openAiAnswerTexts,
+    /** The role chunks, six text chunks, then choice 0's finish. */
+    eventsUntilFirstFinish: 10,
     reported(body: any) {
       return { prompt_tokens: body.usage.prompt_tokens, completion_tokens: body.usage.completion_tokens };
     },
@@ -82,6 +91,10 @@ const FORMATS = {
     stream: GEMINI_SEVERAL_STREAM,
     answering: (response: unknown) => ({ response }),
     withoutUsage: (response: any) => geminiWithoutUsage([response])[0],
+    streamWithoutUsage: () => sseOf(geminiWithoutUsage(fixtureChunks(GEMINI_SEVERAL_STREAM)), false),
+    texts: geminiAnswerTexts,
+    /** The second chunk finishes candidate 0. */
+    eventsUntilFirstFinish: 2,
     reported(body: any) {
       return { prompt_tokens: body.usageMetadata.promptTokenCount, completion_tokens: body.usageMetadata.candidatesTokenCount };
     },
@@ -159,4 +172,46 @@ describe.each(FORMAT_NAMES)("%s upstream reporting no usage", (format) => {
     upstream().setBehavior(answering(withoutUsage(jsonFixture(plain))));
     await chargedWithoutUsage(format, false, SEVERAL_TEXTS[format].plain);
   });
+
+  test("streamed, answer 0 finishing first: the estimate counts every answer's text", async () => {
+    const { upstream, streamWithoutUsage } = FORMATS[format];
+    upstream().setBehavior({ script: streamWithoutUsage });
+    await chargedWithoutUsage(format, true, SEVERAL_TEXTS[format].stream);
+  });
+});
+
+describe.each(FORMAT_NAMES)("%s stream cut once answer 0 finished, the others not", (format) => {
+  test("the caller's stream ends with the error event, and the row is a 502 charged for what was streamed", async () => {
+    const { upstream, stream, texts, eventsUntilFirstFinish } = FORMATS[format];
+    upstream().setBehavior({ streamFixture: stream, cutAfterEvents: eventsUntilFirstFinish });
+    const streamed = texts(fixtureChunks(stream).slice(0, eventsUntilFirstFinish)).join("");
+    const { id, key } = await newAccount(gw, START);
+    const response = await ask(format, key, ANSWERS, true);
+    expect(response.status).toBe(200);
+    const sse = await response.text();
+    const last = sse.trim().split(/\n\n/).at(-1)!;
+    expect(JSON.parse(last.replace(/^data: /, ""))).toMatchObject({ error: { message: expect.stringContaining("ended before the response was complete") } });
+    expect(sse).not.toContain("[DONE]");
+    const cost = costOf(estimate(PROMPT), estimate(streamed));
+    const [row] = await usageRows(gw, id);
+    expect(row).toMatchObject({ status: 502, prompt_tokens: estimate(PROMPT), completion_tokens: estimate(streamed), cost_micros: cost });
+    expect(await account(gw, id)).toEqual({ balance_micros: START - cost, total_spent_micros: cost });
+    await expectBooksBalanced(gw);
+  });
+});
+
+test("a finish an OpenAI-compatible upstream repeats for one choice does not stand for another's: cut before choice 1 finished, the stream is broken", async () => {
+  const chunks = fixtureChunks(OPENAI_SEVERAL_STREAM);
+  const finishes = chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
+  const choice0 = finishes.find((chunk) => chunk.choices[0].index === 0);
+  const choice2 = finishes.find((chunk) => chunk.choices[0].index === 2);
+  // Three finishes, of choices 0, 0 and 2; no [DONE].
+  openai.setBehavior({ script: () => sseOf([...chunks.slice(0, FORMATS.openai.eventsUntilFirstFinish), choice0, choice2], false) });
+  const { id, key } = await newAccount(gw, START);
+  const response = await ask("openai", key, ANSWERS, true);
+  const sse = await response.text();
+  expect(sse).not.toContain("[DONE]");
+  const [row] = await usageRows(gw, id);
+  expect(row!.status).toBe(502);
+  await expectBooksBalanced(gw);
 });

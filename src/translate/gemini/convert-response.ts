@@ -32,6 +32,8 @@ export const GeminiResponseSchema = v.looseObject({
       v.looseObject({
         content: v.optional(v.looseObject({ parts: v.optional(v.array(ResponsePartSchema)) })),
         finishReason: v.optional(v.string()),
+        // Which answer, of several asked for with candidateCount; proto3 JSON leaves out 0.
+        index: v.optional(v.number()),
       }),
     ),
   ),
@@ -71,7 +73,7 @@ export function contentOfGemini(body: GeminiResponse): ContentPart[] {
 }
 
 /** The text and function-call parts of one candidate. */
-function contentOfCandidate(candidate: GeminiCandidate | undefined): ContentPart[] {
+export function contentOfCandidate(candidate: GeminiCandidate | undefined): ContentPart[] {
   const content: ContentPart[] = [];
   for (const part of candidate?.content?.parts ?? []) {
     if (part.thought) continue;

@@ -5,18 +5,24 @@ import { geminiErrorEvent } from "./error-event.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
+import { finishedAnswers } from "../finished-answers.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
-import { contentOfGemini, finishReasonOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
+import { contentOfCandidate, finishReasonOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
 
 /**
  * Upstream Gemini stream chunks -> canonical parts. Gemini sends each function call whole,
- * and usage on (at least) the last chunk; a stream with no finishReason was cut short. With
- * `native`, each chunk is also given as it came (a native part), for a relay to a Gemini caller.
+ * and usage on (at least) the last chunk; a stream without a finishReason for each of the
+ * `answers` candidates asked for (candidateCount), or a blocked prompt, was cut short. With
+ * `native`, each chunk is also given as it came (a native part), for a relay to a Gemini
+ * caller. Several candidates' parts come interleaved, read by billing alone: only a Gemini
+ * caller, served by a relay, can ask for several.
  */
-export function decodeGeminiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
+export function decodeGeminiChunks(now: () => number, native = false, answers = 1): StreamStep<SseEvent, StreamPart> {
+  const allFinished = finishedAnswers(answers);
   let started = false;
   let finish: string | undefined;
+  let finished = false;
   let usage: Usage | null = null;
   let toolCalls = 0;
   let failed = false;
@@ -35,20 +41,27 @@ export function decodeGeminiChunks(now: () => number, native = false): StreamSte
         started = true;
         controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000) });
       }
-      for (const part of contentOfGemini(chunk)) {
-        if (part.type === "text") controller.enqueue({ type: "text-delta", text: part.text });
-        else if (part.type === "tool_call") {
-          const index = toolCalls++;
-          controller.enqueue({ type: "tool-call-start", index, id: part.id, name: part.name });
-          controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
+      const candidates = chunk.candidates;
+      // One answer reads the first candidate alone, as it always did.
+      for (let i = 0; candidates && i < candidates.length && i < answers; i++) {
+        const candidate = candidates[i]!;
+        for (const part of contentOfCandidate(candidate)) {
+          if (part.type === "text") controller.enqueue({ type: "text-delta", text: part.text });
+          else if (part.type === "tool_call") {
+            const index = toolCalls++;
+            controller.enqueue({ type: "tool-call-start", index, id: part.id, name: part.name });
+            controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: part.arguments });
+          }
         }
+        if (candidate.finishReason) finished ||= allFinished(candidate.index ?? 0);
       }
+      if (chunk.promptFeedback?.blockReason) finished = true;
       finish = finishReasonOfGemini(chunk) ?? finish;
       if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
     },
     flush(controller) {
       if (failed) return;
-      if (finish === undefined) {
+      if (!finished) {
         controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
         return;
       }

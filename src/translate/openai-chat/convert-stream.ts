@@ -5,6 +5,7 @@ import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
+import { finishedAnswers } from "../finished-answers.ts";
 import { toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { finishOfOpenAi, OpenAiUsageSchema, UNEXPLAINED_REFUSAL, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
@@ -17,6 +18,7 @@ const ChunkSchema = v.looseObject({
   choices: v.optional(
     v.array(
       v.looseObject({
+        index: v.optional(v.number()),
         delta: v.optional(
           v.looseObject({
             content: v.optional(v.nullable(v.string())),
@@ -44,16 +46,19 @@ const ChunkSchema = v.looseObject({
 });
 
 /**
- * Upstream OpenAI chunk events -> canonical parts. A stream that stops before both a
- * finish_reason and `[DONE]` was cut short and ends with an error part. With `native`,
- * each chunk is also given as it came (a native part), for a relay to an OpenAI caller.
+ * Upstream OpenAI chunk events -> canonical parts. A stream that stops before both `[DONE]`
+ * and a finish_reason for each of the `answers` choices asked for (`n`) was cut short and
+ * ends with an error part. With `native`, each chunk is also given as it came (a native
+ * part), for a relay to an OpenAI caller. Several choices' parts come interleaved, read by
+ * billing alone: only an OpenAI caller, served by a relay, can ask for several.
  *
  * A tool-call fragment is known only by its `index`, as the OpenAI SDK accumulates them:
  * the first fragment of an index starts the call, and an `id` or `name` that some
  * OpenAI-compatible servers repeat on later fragments does not start it again.
  */
-export function decodeOpenAiChunks(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
+export function decodeOpenAiChunks(now: () => number, native = false, answers = 1): StreamStep<SseEvent, StreamPart> {
   const startedCalls = new Set<number>();
+  const allFinished = finishedAnswers(answers);
   let started = false;
   let refused = false;
   let finished = false;
@@ -93,7 +98,7 @@ export function decodeOpenAiChunks(now: () => number, native = false): StreamSte
           if (call.function?.arguments) controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: call.function.arguments });
         }
         if (choice.finish_reason) {
-          finished = true;
+          finished ||= allFinished(choice.index ?? 0);
           controller.enqueue({ type: "finish", finishReason: finishOfOpenAi(choice.finish_reason, refused) });
         }
       }
