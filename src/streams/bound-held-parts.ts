@@ -9,10 +9,10 @@ import type { StreamStep } from "./stream-step.ts";
  * grow the heap with many small ones:
  * - tool call arguments, all calls together: Gemini's renderer sends each call whole,
  *   Anthropic's keeps the open call's arguments and gathers the calls waiting behind it;
- * - native events from the one that finishes the answer on (`finishesAnswer`): a passthrough
- *   relay holds them until the body ends, so that the end reaches the caller only after the
- *   usage row is committed, and a Gemini stream, which has no end event, ends only with its
- *   body, however long the upstream goes on.
+ * - native events from the one that finishes the answer (the last of several) on
+ *   (`finishesAnswer`): a passthrough relay holds them until the body ends, so that the end
+ *   reaches the caller only after the usage row is committed, and a Gemini stream, which has
+ *   no end event, ends only with its body, however long the upstream goes on.
  */
 export function boundHeldParts(maxLength: number, finishesAnswer?: (part: NativePart) => boolean): StreamStep<StreamPart, StreamPart> {
   let argumentsLength = 0;

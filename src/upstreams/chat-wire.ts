@@ -21,10 +21,11 @@ export interface ChatWire<S extends v.GenericSchema> {
    */
   hasAnswer?(response: v.InferOutput<S>): boolean;
   /**
-   * Whether a native event finishes the answer while the stream may go on (Gemini's, which
-   * has no end event): a passthrough relay holds it and what follows until the body ends.
+   * For one stream of `answers` answers, whether a native event finishes the last of them
+   * while the stream may go on (Gemini's, which has no end event): a passthrough relay holds
+   * it and what follows until the body ends.
    */
-  finishesAnswer?(part: NativePart): boolean;
+  finishesAnswers?(answers: number): (part: NativePart) => boolean;
   /**
    * The stream decoder for `answers` answers (more than one only with `native`); with
    * `native`, it also gives each event as a native part.
@@ -62,7 +63,7 @@ export function readChatStream<S extends v.GenericSchema>(response: Response, wi
   }
   const native = request.native?.format === wire.format;
   const answers = request.native?.answers ?? 1;
-  const decode = chainSteps(wire.decodeStream(call.now, native, answers), boundHeldParts(call.maxBodyBytes, wire.finishesAnswer));
+  const decode = chainSteps(wire.decodeStream(call.now, native, answers), boundHeldParts(call.maxBodyBytes, wire.finishesAnswers?.(answers)));
   return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
 }
 

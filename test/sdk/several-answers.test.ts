@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import { ApiError, type GenerateContentResponse } from "@google/genai";
 import { createUserKey, MODELS, onlyRequest, openAiClient, startWorld, UPSTREAM_MODELS, type World } from "./_support.ts";
 import { jsonFixture } from "../helpers/openai-upstream.ts";
+import { sleep } from "../helpers/common.ts";
 import {
   ANSWERS,
   fixtureChunks,
@@ -123,6 +124,25 @@ describe("genai caller, candidateCount = 3", () => {
     expect(chunks.at(-1)!.usageMetadata).toEqual(fixtureChunks(GEMINI_SEVERAL_STREAM).at(-1).usageMetadata);
   });
 
+  test("streamed: what the other candidates send after candidate 0 finished reaches the caller as it comes, not held to the stream's end", async () => {
+    const chunks = fixtureChunks(GEMINI_SEVERAL_STREAM);
+    // The second chunk finishes candidate 0; the third is candidate 2's alone.
+    const [before, after] = [chunks.slice(0, 3), chunks.slice(3)];
+    let seenByCaller!: () => void;
+    const seen = new Promise<string>((resolve) => (seenByCaller = () => resolve("the caller")));
+    // The upstream sends the rest once the caller has the third chunk, or after 3 s in any case.
+    const gate = Promise.race([seen, sleep(3_000).then(() => "the timer")]);
+    world.upstreams.gemini.setBehavior({ script: () => gatedSse(before, gate, after) });
+    const stream = await world.genai.models.generateContentStream({ model: MODELS.gemini, contents: "What is the capital of France?", config });
+    const received: GenerateContentResponse[] = [];
+    for await (const chunk of stream) {
+      received.push(chunk);
+      if (received.length === before.length) seenByCaller();
+    }
+    expect(await gate).toBe("the caller");
+    expect(geminiAnswerTexts(received)).toEqual(SEVERAL_TEXTS.gemini.stream);
+  });
+
   test.each([MODELS.openai, MODELS.anthropic, MODELS.mock])("a model with no gemini channel (%s): 400 naming candidateCount, and no upstream call", async (model) => {
     const error = await world.genai.models.generateContent({ model, contents: "Capital of France?", config }).catch((e) => e);
     expect(error).toBeInstanceOf(ApiError);
@@ -149,3 +169,18 @@ describe("genai caller, candidateCount = 3", () => {
     expect((await response.json()).totalTokens).toBeGreaterThan(0);
   });
 });
+
+/** A Gemini SSE response that sends `before`, waits for `gate`, then sends `after` and ends. */
+function gatedSse(before: unknown[], gate: Promise<unknown>, after: unknown[]): Response {
+  const encoder = new TextEncoder();
+  const event = (chunk: unknown) => encoder.encode(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const chunk of before) controller.enqueue(event(chunk));
+      await gate;
+      for (const chunk of after) controller.enqueue(event(chunk));
+      controller.close();
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}

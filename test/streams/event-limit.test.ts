@@ -211,3 +211,29 @@ test("a Gemini caller: chunks past the limit after the answer finished end the s
   await waitFor("the upstream request to be cancelled", () => state.cancelled);
   expect((await onlyUsageRowOf(gw, response)).status).toBe(502);
 });
+
+/**
+ * With several candidates (candidateCount), what waits is what comes once the last of them
+ * finished: the others go on streaming after candidate 0 finished, and reach the caller as
+ * they come, however much they write.
+ */
+test("a Gemini caller asking for three candidates: the others, past the limit after candidate 0 finished, come whole", async () => {
+  const chunk = (body: object) => `data: ${JSON.stringify(body)}\r\n\r\n`;
+  const candidate = (index: number, text: string, finishReason?: string) => ({ content: { role: "model", parts: [{ text }] }, index, ...(finishReason ? { finishReason } : {}) });
+  const first = chunk({ candidates: [candidate(0, "Hello", "STOP"), candidate(1, "Hi"), candidate(2, "Hey")] });
+  const more = Array.from({ length: 12 }, (_, i) => chunk({ candidates: [candidate(1 + (i % 2), "x".repeat(8192))] }));
+  const last = chunk({ candidates: [candidate(1, "!", "STOP"), candidate(2, "!", "STOP")], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 24_580, totalTokenCount: 24_583 } });
+  upstreamSends([first, ...more, last], false, geminiUpstream);
+  const response = await gw.fetch(`/v1beta/models/${GEMINI_MODEL}:streamGenerateContent?alt=sse`, {
+    method: "POST",
+    headers: bearer(gw.demoKey),
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }], generationConfig: { candidateCount: 3 } }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(response.status).toBe(200);
+  const events = (await response.text()).trim().split(/\r?\n\r?\n/).map((event) => JSON.parse(event.replace(/^data: /, "")));
+  expect(events).toHaveLength(14);
+  expect(events.some((event) => event.error)).toBe(false);
+  expect(events.at(-1).candidates.map((c: { finishReason: string }) => c.finishReason)).toEqual(["STOP", "STOP"]);
+  expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+});

@@ -125,7 +125,7 @@ describe("anthropic relay", () => {
 
 describe("gemini relay", () => {
   test("a blocked prompt (promptFeedback.blockReason, no candidates) is a finished answer, not a broken stream", () => {
-    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model", 1));
     const blocked = `data: ${JSON.stringify({ promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 }, modelVersion: "gemini-2.0-flash" })}\n\n`;
     const { each, atEnd } = deliveries(step, [blocked]);
     expect(each).toEqual([""]);
@@ -133,7 +133,7 @@ describe("gemini relay", () => {
   });
 
   test("chunks leave as they come but for modelVersion; the one with finishReason waits for the end", () => {
-    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model"));
+    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true)), relayGeminiChunks("caller-model", 1));
     const pieces = fixtureDeliveries("gemini-stream.sse");
     const { each, atEnd } = deliveries(step, pieces);
     expect(each.at(-1)).toBe("");
@@ -143,5 +143,16 @@ describe("gemini relay", () => {
       const [original] = dataOf(pieces[i]!);
       expect(dataOf(each[i]!)).toEqual([{ ...original, modelVersion: "caller-model" }]);
     }
+  });
+
+  test("three candidates (candidateCount), candidate 0 finishing first: only the chunk in which the last one finishes waits for the end", () => {
+    const step = chainSteps(chainSteps(sseParserStep(UNBOUNDED), decodeGeminiChunks(now, true, 3)), relayGeminiChunks("caller-model", 3));
+    const pieces = fixtureDeliveries("gemini-stream-several.sse");
+    const { each, atEnd } = deliveries(step, pieces);
+    // The fixture's second chunk finishes candidate 0, its last the other two.
+    expect(dataOf(pieces[1]!)[0].candidates[0].finishReason).toBe("STOP");
+    for (let i = 0; i < pieces.length - 1; i++) expect(dataOf(each[i]!)).toEqual([{ ...dataOf(pieces[i]!)[0], modelVersion: "caller-model" }]);
+    expect(each.at(-1)).toBe("");
+    expect(dataOf(atEnd)).toEqual([{ ...dataOf(pieces.at(-1)!)[0], modelVersion: "caller-model" }]);
   });
 });

@@ -22,8 +22,8 @@ export interface ChatFormat {
   renderResponse(response: ChatResponse, model: string): unknown;
   /** Canonical parts -> this format's SSE text, its own error event included. */
   renderStream(model: string, requestId: string): StreamStep<StreamPart, string>;
-  /** An upstream of this same format: its native parts relayed as they came. */
-  relayStream(model: string): StreamStep<StreamPart, string>;
+  /** An upstream of this same format, asked for `answers` answers: its native parts relayed as they came. */
+  relayStream(model: string, answers: number): StreamStep<StreamPart, string>;
   /** The field where this format's responses name their model: all native passthrough rewrites. */
   modelField: string;
 }
@@ -54,7 +54,7 @@ export async function serveChat(
   }
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
-  const render = native ? format.relayStream(request.model) : format.renderStream(request.model, requestId);
+  const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : format.renderStream(request.model, requestId);
   const keepAlive = { ...KEEP_ALIVE, now: services.now };
   return modelResponse(renderBatches(parts, render, keepAlive), SSE_HEADERS, { rateLimitHeaders, served, requestId });
 }

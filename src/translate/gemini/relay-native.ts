@@ -1,22 +1,44 @@
 import type { StreamPart } from "../../canonical/chat.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { geminiErrorEvent } from "./error-event.ts";
+import { finishedAnswers } from "../finished-answers.ts";
 import { nativeEventText, relayNativeEvents, withCallerModel, type NativePart } from "../relay-native.ts";
 
 /** Gemini names the model of a response in modelVersion. */
 export const GEMINI_MODEL_FIELD = "modelVersion";
 
-/** Whether a chunk finishes the answer (a finishReason, or a blocked prompt): Gemini's streams have no end event. */
-export function finishesGeminiAnswer({ body }: NativePart): boolean {
-  const finished = Array.isArray(body.candidates) && body.candidates.some((candidate) => (candidate as { finishReason?: unknown } | null)?.finishReason);
-  return finished || Boolean((body.promptFeedback as { blockReason?: unknown } | undefined)?.blockReason);
+type CandidateFinish = { finishReason?: unknown; index?: unknown } | null;
+
+/**
+ * For one stream of `answers` candidates, whether a chunk finishes the response: the one in
+ * which the last of them finishes (a finishReason), or a blocked prompt. Gemini's streams have
+ * no end event. With several answers the test counts the candidates finished so far, so each
+ * stream takes its own; for one, any finishReason will do, and the test is shared.
+ */
+export function finishesGeminiAnswers(answers: number): (part: NativePart) => boolean {
+  return answers <= 1 ? finishesOneAnswer : finishesAllOf(finishedAnswers(answers));
 }
 
-/** A Gemini upstream's chunks relayed to a Gemini caller. */
-export function relayGeminiChunks(model: string): StreamStep<StreamPart, string> {
+function finishesAllOf(allFinished: (index: number) => boolean): (part: NativePart) => boolean {
+  return ({ body }) => {
+    if ((body.promptFeedback as { blockReason?: unknown } | undefined)?.blockReason) return true;
+    let finished = false;
+    if (Array.isArray(body.candidates)) {
+      for (const candidate of body.candidates as CandidateFinish[]) {
+        if (candidate?.finishReason) finished = allFinished(typeof candidate.index === "number" ? candidate.index : 0) || finished;
+      }
+    }
+    return finished;
+  };
+}
+
+const finishesOneAnswer = finishesAllOf(finishedAnswers(1));
+
+/** A Gemini upstream's chunks, of `answers` candidates, relayed to a Gemini caller. */
+export function relayGeminiChunks(model: string, answers: number): StreamStep<StreamPart, string> {
   return relayNativeEvents({
     render: ({ event, body }) => nativeEventText(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD)),
-    ends: finishesGeminiAnswer,
+    ends: finishesGeminiAnswers(answers),
     errorEvent: geminiErrorEvent,
   });
 }

@@ -10,7 +10,7 @@ import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from ".
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
 import { decodeGeminiChunks } from "../../translate/gemini/convert-stream.ts";
-import { finishesGeminiAnswer } from "../../translate/gemini/relay-native.ts";
+import { finishesGeminiAnswers } from "../../translate/gemini/relay-native.ts";
 
 const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   format: "gemini",
@@ -18,7 +18,7 @@ const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   toCanonical: convertGeminiResponseToCanonical,
   // A blocked prompt has no candidates, and promptFeedback.blockReason says why.
   hasAnswer: (response) => (response.candidates?.length ?? 0) > 0 || response.promptFeedback?.blockReason !== undefined,
-  finishesAnswer: finishesGeminiAnswer,
+  finishesAnswers: finishesGeminiAnswers,
   decodeStream: decodeGeminiChunks,
 };
 
