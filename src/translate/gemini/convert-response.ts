@@ -101,16 +101,17 @@ export function finishReasonOfGemini(body: GeminiResponse): string | undefined {
 /** An upstream generateContent response in canonical form: its first candidate, and any others as otherAnswers. */
 export function convertGeminiResponseToCanonical(body: GeminiResponse, now: number): ChatResponse {
   const content = contentOfGemini(body);
-  const candidates = body.candidates ?? [];
-  return {
+  const response: ChatResponse = {
     id: body.responseId ?? "",
     model: body.modelVersion ?? "",
     created: Math.floor(now / 1000),
     content,
     finishReason: mapGeminiFinishReason(finishReasonOfGemini(body), content.some((p) => p.type === "tool_call")),
-    ...(candidates.length > 1 ? { otherAnswers: candidates.slice(1).map(contentOfCandidate) } : {}),
     usage: body.usageMetadata ? usageFromGemini(body.usageMetadata) : null,
   };
+  const candidates = body.candidates;
+  if (candidates && candidates.length > 1) response.otherAnswers = candidates.slice(1).map(contentOfCandidate);
+  return response;
 }
 
 /** Canonical parts as Gemini response parts. */

@@ -88,16 +88,17 @@ function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean)
 export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
   const choice = body.choices[0];
   const refusal = choice?.message?.refusal;
-  return {
+  const response: ChatResponse = {
     id: body.id ?? "",
     model: body.model ?? "",
     created: body.created ?? Math.floor(now / 1000),
     content: contentOfChoice(choice, false),
     finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal)),
     ...(refusal ? { refusal } : {}),
-    ...(body.choices.length > 1 ? { otherAnswers: body.choices.slice(1).map((other) => contentOfChoice(other, true)) } : {}),
     usage: body.usage ? usageFromOpenAi(body.usage) : null,
   };
+  if (body.choices.length > 1) response.otherAnswers = body.choices.slice(1).map((other) => contentOfChoice(other, true));
+  return response;
 }
 
 /**
