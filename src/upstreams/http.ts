@@ -2,16 +2,21 @@ import type { UpstreamCall } from "./adapter.ts";
 import { abortableBody, readErrorExcerpt } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 
-/** What posting upstream needs of a call: its fetch, signal and time limits. */
-export type PostLimits = Pick<UpstreamCall, "fetch" | "signal" | "firstByteTimeoutMs" | "idleTimeoutMs">;
+/** What posting upstream needs of a call: its fetch, signal and time limits, and the channel whose key it sends. */
+export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "firstByteTimeoutMs" | "idleTimeoutMs">;
 
-/** The `message` of a provider's JSON error body, or a short excerpt of the text. */
-function messageOf(text: string, status: number): string {
+/**
+ * The `message` of a provider's JSON error body, or the status line. Providers may quote the
+ * key they were sent (OpenAI's 401 does, some servers quote the whole header), and the
+ * message reaches the caller: the channel's key is masked before the message is cut short,
+ * so no prefix of it survives either.
+ */
+function messageOf(text: string, status: number, channelKey: string | null): string {
   try {
     const json = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
     const error = json.error;
     const message = typeof error === "string" ? error : (error?.message ?? json.message);
-    if (typeof message === "string" && message !== "") return message.slice(0, 500);
+    if (typeof message === "string" && message !== "") return (channelKey ? message.replaceAll(channelKey, "****") : message).slice(0, 500);
   } catch {
     // not JSON: fall through to the status line
   }
@@ -62,5 +67,5 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
   }
   const text = await readErrorExcerpt(response, call.idleTimeoutMs);
   const retryAfter = Number(response.headers.get("retry-after"));
-  throw new UpstreamError("status", messageOf(text, response.status), response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  throw new UpstreamError("status", messageOf(text, response.status, call.channel.apiKey), response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
 }

@@ -116,6 +116,25 @@ describe("upstream error statuses", () => {
     expect(error.status).toBe(502);
   });
 
+  test("an upstream error message that quotes the channel's key reaches the caller without it", async () => {
+    // OpenAI's 401 names the key it was given ("Incorrect API key provided: ..."), and some
+    // compatible servers quote the whole Authorization header, in a 401 or a 400 alike.
+    for (const status of [401, 400]) {
+      const model = freshModel();
+      const echoing = await upstream();
+      echoing.setBehavior({
+        script: (request) => Response.json({ error: { message: `Incorrect API key provided: ${request.headers.authorization}` } }, { status }),
+      });
+      await channel("echoing", echoing.url, model);
+      const response = await post({ model, messages: [{ role: "user", content: "hi" }] });
+      expect(response.status).toBe(status === 401 ? 502 : 400);
+      const body = await response.json();
+      expect(echoing.requests[0]!.headers.authorization).toBe("Bearer upstream-secret");
+      expect(body.error.message).toContain("Incorrect API key provided");
+      expect(body.error.message).not.toContain("upstream-secret");
+    }
+  });
+
   test("upstream 401 on a stream request -> caller 502 JSON error, not an SSE 200", async () => {
     const model = freshModel();
     const bad = await upstream();
