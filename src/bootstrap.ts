@@ -30,8 +30,8 @@ export interface FirstStart {
 export async function bootstrap(db: Kysely<Database>, config: Config, now: number): Promise<FirstStart | null> {
   return writeTransaction(db, async (trx) => {
     const anyUser = await trx.selectFrom("users").select("id").limit(1).executeTakeFirst();
-    let admin = await trx.selectFrom("users").select("id").where("email", "=", ADMIN_EMAIL).executeTakeFirst();
     const firstStart = anyUser === undefined;
+    let admin = await findAdmin(trx);
     if (!admin && firstStart) {
       admin = await createUser(trx, { id: newId("usr"), email: ADMIN_EMAIL, plan: "enterprise", status: "active", balanceMicros: 0, now });
     }
@@ -70,6 +70,22 @@ export async function bootstrap(db: Kysely<Database>, config: Config, now: numbe
     }
     return result;
   });
+}
+
+/**
+ * The admin account: the owner of the first management key, which the first start made
+ * with it. Not found by its email, which an operator may change: a new
+ * GATEWAY_MANAGEMENT_KEY must still be installed after that.
+ */
+function findAdmin(trx: Kysely<Database>): Promise<{ id: string } | undefined> {
+  return trx
+    .selectFrom("tokens")
+    .select("user_id as id")
+    .where("role", "=", "management")
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** Ensures the env key is an active management token and earlier env keys are revoked. */

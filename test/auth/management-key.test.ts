@@ -72,6 +72,24 @@ test("going back to the first key on a third start makes it valid again and the 
   await expectError(await settingsWith(c, SECOND_KEY), 401, "authentication_error");
 });
 
+test("a new GATEWAY_MANAGEMENT_KEY works after the operator renamed the admin account", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-mkey-"));
+  dirs.push(dir);
+  const first = await startTestGateway({ dir });
+  const users = (await first.admin("GET", "/v1/admin/users")).body.users;
+  const admin = users.find((u: { email: string }) => u.email === "admin@gateway.local");
+  expect((await first.admin("PATCH", `/v1/admin/users/${admin.id}`, { email: "ops@example.com" })).status).toBe(200);
+  await first.close({ keepFiles: true });
+
+  const second = await startTestGateway({ dir, env: { GATEWAY_MANAGEMENT_KEY: SECOND_KEY } });
+  gateways.push(second);
+  expect((await settingsWith(second, SECOND_KEY)).status).toBe(200);
+  await expectError(await settingsWith(second, TEST_MANAGEMENT_KEY), 401, "authentication_error");
+  const owner = (await second.fetch("/v1/admin/tokens", { headers: { authorization: `Bearer ${SECOND_KEY}` } }).then((r) => r.json())).tokens
+    .find((t: { name: string; status: string }) => t.name === "GATEWAY_MANAGEMENT_KEY" && t.status === "active").user_id;
+  expect(owner).toBe(admin.id);
+});
+
 test("an instance already running on the same database stops accepting the retired key within the cache poll", async () => {
   // README: other instances sharing the database notice token changes within
   // GATEWAY_CACHE_POLL_MS. A key retired by another instance's start is such a change.
