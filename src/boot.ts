@@ -125,7 +125,11 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
 
   const app = createApp(services);
   const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory);
-  const server = await host.serve(fetch, { port: config.port, host: config.host });
+  const server = await host.serve(fetch, { port: config.port, host: config.host }).catch((error: unknown) => {
+    // The first start's keys are committed and the next start is no first start: shown now or never.
+    if (first) host.write(firstStartBanner(first, config, config.port));
+    throw error;
+  });
   if (first) host.write(firstStartBanner(first, config, server.port));
   log.info("gateway listening", { version: VERSION, port: server.port, host: config.host, variant: config.variant });
 

@@ -164,11 +164,14 @@ export async function spawnGateway(dir: string, env: Record<string, string> = {}
   };
 }
 
-/** Runs the doctor CLI against the database in `dir`; bounded by `timeoutMs`. */
-export async function runDoctorCli(dir: string, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string }> {
-  const proc = Bun.spawn([process.execPath, ENTRY, "doctor"], {
+/**
+ * Runs `bun src/runtime/bun.ts <args>` against the database in `dir` until it exits, with
+ * `env` over the test's own; SIGKILL after `timeoutMs` (exit code null then).
+ */
+export async function runCli(dir: string, args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string }> {
+  const proc = Bun.spawn([process.execPath, ENTRY, ...args], {
     cwd: REPO_ROOT,
-    env: { ...baseEnv(), DATABASE_URL: `file:${join(dir, "gateway.db")}` },
+    env: { ...baseEnv(), DATABASE_URL: `file:${join(dir, "gateway.db")}`, ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -178,7 +181,12 @@ export async function runDoctorCli(dir: string, timeoutMs = 15_000): Promise<{ c
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   spawned.delete(proc);
-  return { code, stdout: stdout + stderr };
+  return { code: proc.signalCode === null ? code : null, stdout: stdout + stderr };
+}
+
+/** Runs the doctor CLI against the database in `dir`; bounded by `timeoutMs`. */
+export function runDoctorCli(dir: string, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string }> {
+  return runCli(dir, ["doctor"], {}, timeoutMs);
 }
 
 /** Opens the database file of `dir` read-only (bun:sqlite), independent of the gateway's code. */

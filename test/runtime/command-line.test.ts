@@ -1,0 +1,42 @@
+/**
+ * The gateway's command line as an operator meets it: a start that fails after the
+ * first-start set-up still shows the keys it made.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { killAllSpawned, runCli, spawnGateway } from "../billing/_support.ts";
+
+const dirs: string[] = [];
+const newDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-cli-"));
+  dirs.push(dir);
+  return dir;
+};
+
+afterAll(async () => {
+  await killAllSpawned();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+test("a first start whose port is taken still shows the management key it made, and the key works on the next start", async () => {
+  const blocker = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
+  const dir = newDir();
+  try {
+    const failed = await runCli(dir, [], { PORT: String(blocker.port), HOST: "127.0.0.1", GATEWAY_MANAGEMENT_KEY: "" }, 10_000);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain("failed to start");
+    const key = /Management key \(shown once, keep it safe\): (mk-gw-\w+)/.exec(failed.stdout)?.[1];
+    expect(key).toBeDefined();
+    expect(failed.stdout).toMatch(/Demo API key \(shown once\): sk-gw-\w+/);
+
+    const second = await spawnGateway(dir, { GATEWAY_MANAGEMENT_KEY: "" });
+    expect(second.output()).not.toContain("first start");
+    const settings = await second.fetch("/v1/admin/settings", { headers: { authorization: `Bearer ${key}` } });
+    expect(settings.status).toBe(200);
+    expect(await second.stop()).toBe(0);
+  } finally {
+    await blocker.stop(true);
+  }
+}, 30_000);
