@@ -67,11 +67,13 @@ function firstStartBanner(first: FirstStart, config: Config, port: number): stri
 
 /**
  * The command line: `doctor`, or (no argument) serve. A failure to start (bad configuration,
- * port in use, a database newer than this code) is reported in one line, exit code 1.
+ * port in use, a database newer than this code) is reported in one line, exit code 1, and so
+ * is any other argument: a mistyped `doctor` must not start a second gateway.
  */
 export async function main(host: RuntimeHost, args: readonly string[]): Promise<void> {
   try {
     if (args[0] === "doctor") host.exit(await runDoctor(host));
+    else if (args.length > 0) throw new Error(`unknown command '${args[0]}'; 'gateway' serves, 'gateway doctor' checks the ledger`);
     else await runGateway(host);
   } catch (error) {
     host.write(`gateway: failed to start: ${error instanceof Error ? error.message : String(error)}`);

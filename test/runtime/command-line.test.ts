@@ -1,6 +1,7 @@
 /**
- * The gateway's command line as an operator meets it: a start that fails after the
- * first-start set-up still shows the keys it made.
+ * The gateway's command line as an operator meets it: `gateway` serves, `gateway doctor`
+ * checks, anything else is refused; a start that fails after the first-start set-up still
+ * shows the keys it made.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,6 +20,15 @@ afterAll(async () => {
   await killAllSpawned();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+test("an unknown command is refused with exit code 1, not served", async () => {
+  // A typo of `doctor` used to start a gateway; on loopback with an OS-chosen port here, and
+  // bounded, so the old behaviour shows as a process killed at the timeout.
+  const run = await runCli(newDir(), ["doctr"], { PORT: "0", HOST: "127.0.0.1", GATEWAY_DEMO: "0" }, 4_000);
+  expect(run.code).toBe(1);
+  expect(run.stdout).toContain("unknown command 'doctr'");
+  expect(run.stdout).not.toContain("gateway listening");
+}, 10_000);
 
 test("a first start whose port is taken still shows the management key it made, and the key works on the next start", async () => {
   const blocker = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
