@@ -81,11 +81,12 @@ async function collect(stream: ReadableStream<Uint8Array>, sink: { text: string 
 }
 
 /**
- * Starts `bun src/runtime/bun.ts` on 127.0.0.1 with an OS-chosen port (PORT=0) and a database
- * file in `dir`; resolves once it logged "gateway listening" (its port is read from that line).
+ * Starts `bun src/runtime/bun.ts` (or `command`, another way to start the gateway) on 127.0.0.1
+ * with an OS-chosen port (PORT=0) and a database file in `dir`; resolves once it logged
+ * "gateway listening" (its port is read from that line).
  */
-export async function spawnGateway(dir: string, env: Record<string, string> = {}, timeoutMs = 15_000): Promise<GatewayProcess> {
-  const proc = Bun.spawn([process.execPath, ENTRY], {
+export async function spawnGateway(dir: string, env: Record<string, string> = {}, timeoutMs = 15_000, command = [process.execPath, ENTRY]): Promise<GatewayProcess> {
+  const proc = Bun.spawn(command, {
     cwd: REPO_ROOT,
     env: {
       ...baseEnv(),

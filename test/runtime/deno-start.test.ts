@@ -1,0 +1,25 @@
+/**
+ * README "Running it": `npm run start:deno` serves the gateway under Deno. The script is run
+ * as npm runs it (`sh -c`, node_modules/.bin first on PATH), with `exec` so that the SIGTERM
+ * that stops it reaches the gateway rather than the shell.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { killAllSpawned, REPO_ROOT, spawnGateway } from "../billing/_support.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "gateway-deno-"));
+
+afterAll(async () => {
+  await killAllSpawned();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("npm run start:deno starts a gateway that serves and stops cleanly on SIGTERM", async () => {
+  const script = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).scripts["start:deno"] as string;
+  const path = `${join(REPO_ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`;
+  const gateway = await spawnGateway(dir, { PATH: path }, 30_000, ["sh", "-c", `exec ${script}`]);
+  expect((await gateway.fetch("/v1/models", { headers: { authorization: "Bearer sk-gw-unknown" } })).status).toBe(401);
+  expect(await gateway.stop()).toBe(0);
+}, 60_000);
