@@ -31,7 +31,9 @@ export const SettingsPatchSchema = v.strictObject({
   features: v.optional(objectOnly(v.strictObject({
     registration_enabled: v.optional(v.boolean()),
     maintenance_mode: v.optional(v.boolean()),
-    default_currency: v.optional(SettingsSchema.entries.features.entries.default_currency),
+    // Every amount the gateway shows or takes is USD (micro-USD inside); another code would
+    // only relabel those numbers, e.g. /v1/balance's USD balance as EUR.
+    default_currency: v.optional(v.literal("USD", "must be 'USD': balances, prices and top-ups are kept in USD")),
   }))),
   rate_limits: v.optional(objectOnly(v.strictObject({
     requests_per_minute: v.optional(limits.entries.requests_per_minute),

@@ -69,6 +69,8 @@ describe("settings", () => {
     ["string requests_per_minute", { rate_limits: { requests_per_minute: "60" } }],
     ["non-boolean maintenance_mode", { features: { maintenance_mode: "yes" } }],
     ["empty system_name", { system_name: "" }],
+    // Balances, prices and top-ups are USD numbers: /v1/balance labelled them EUR after this.
+    ["a default_currency other than USD", { features: { default_currency: "EUR" } }],
     ["a JSON array body", [1, 2]],
   ] as const) {
     test(`PATCH with ${label} is a 400 and changes nothing`, async () => {
