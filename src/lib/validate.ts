@@ -34,10 +34,20 @@ function mostSpecific(issue: v.BaseIssue<unknown>): v.BaseIssue<unknown> {
   return deepest ? { ...deepest, path: [...(issue.path ?? []), ...deepest.path!] as typeof issue.path } : issue;
 }
 
+/**
+ * A key a strict object does not take, reported in valibot's own words ("Invalid key:
+ * Expected never but received ..."), which an operator cannot read; a schema that gives its
+ * own message for such keys keeps it.
+ */
+function isUnknownKey(issue: v.BaseIssue<unknown>): boolean {
+  return issue.type === "strict_object" && issue.expected === "never" && issue.message.startsWith("Invalid key:");
+}
+
 /** A one-line message naming the offending field, for a 400 body. */
 export function describeIssue(reported: v.BaseIssue<unknown>): string {
   const issue = mostSpecific(reported);
   const path = pathOf(issue);
+  if (isUnknownKey(issue)) return `Unknown field '${path}'`;
   if (issue.kind === "schema" && issue.input === undefined && path !== "") {
     return `'${path}' is required`;
   }

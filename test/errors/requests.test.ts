@@ -78,6 +78,19 @@ describe("malformed and empty bodies: 400 invalid_request_error", () => {
   });
 });
 
+describe("a field an endpoint does not take: 400 naming it as unknown", () => {
+  for (const [path, method, body, field] of [
+    ["/v1/admin/settings", "PATCH", { version: "9" }, "version"],
+    ["/v1/admin/settings", "PATCH", { features: { dark_mode: true } }, "features.dark_mode"],
+    ["/v1/admin/users", "POST", { email: "unknown-field@example.com", name: "Ann" }, "name"],
+  ] as const) {
+    test(`${method} ${path} with '${field}'`, async () => {
+      const response = await gw.fetch(path, { method, headers: adminHeaders(), body: JSON.stringify(body) });
+      expect(await expectError(response, 400, "invalid_request_error")).toBe(`Unknown field '${field}'`);
+    });
+  }
+});
+
 describe("unknown model: 404 not_found_error", () => {
   test("chat with a model no channel serves names the model", async () => {
     const message = await expectError(await postChat(gw, key, chatBody({ model: "no-such-model" })), 404, "not_found_error");
