@@ -34,9 +34,10 @@ function assertUsable(principal: Principal, now: number): void {
   if (principal.userStatus !== "active") throw new GatewayError(401, "The account of this API key is suspended");
 }
 
-async function authenticate(c: Context<AppEnv>, options: AuthOptions): Promise<Principal> {
+/** `missingKey` is the 401 message when no key came: it names the kind of key the endpoint takes. */
+async function authenticate(c: Context<AppEnv>, options: AuthOptions, missingKey: string): Promise<Principal> {
   const key = presentedKey(c);
-  if (key === null) throw new GatewayError(401, "Missing API key; send 'Authorization: Bearer <API_KEY>'");
+  if (key === null) throw new GatewayError(401, missingKey);
   const principal = await options.keys.resolve(key);
   if (!principal) throw new GatewayError(401, "Invalid API key");
   const now = options.now();
@@ -49,7 +50,7 @@ async function authenticate(c: Context<AppEnv>, options: AuthOptions): Promise<P
 /** Middleware for model endpoints: an API key (not a management key), with `permission` when given. */
 export function requireApiKey(options: AuthOptions, permission?: Permission): MiddlewareHandler<AppEnv> {
   return async function apiKeyAuth(c, next) {
-    const principal = await authenticate(c, options);
+    const principal = await authenticate(c, options, "Missing API key; send 'Authorization: Bearer <API_KEY>'");
     if (principal.role !== "user") {
       throw new GatewayError(403, "Management keys cannot call model endpoints; use an API key");
     }
@@ -63,7 +64,8 @@ export function requireApiKey(options: AuthOptions, permission?: Permission): Mi
 /** Middleware for /v1/admin/*: a management key. */
 export function requireManagementKey(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async function managementKeyAuth(c, next) {
-    const principal = await authenticate(c, options);
+    // Spec 5.3 names it so; "Missing API key" sent an operator to look for the wrong key.
+    const principal = await authenticate(c, options, "Missing management key; send 'Authorization: Bearer <MANAGEMENT_API_KEY>'");
     if (principal.role !== "management") {
       throw new GatewayError(403, "This endpoint needs a management key");
     }

@@ -34,8 +34,10 @@ function send(method: string, path: string, body: unknown, headers: Record<strin
 
 describe("admin endpoints without a key", () => {
   for (const [method, path, body] of endpoints) {
-    test(`${method} ${path} -> 401`, async () => {
-      expectError(await send(method, path, body, {}), 401, "authentication_error");
+    test(`${method} ${path} -> 401 asking for a management key`, async () => {
+      const response = await send(method, path, body, {});
+      expectError(response, 401, "authentication_error");
+      expect(response.body.error.message).toBe("Missing management key; send 'Authorization: Bearer <MANAGEMENT_API_KEY>'");
     });
   }
 });
