@@ -174,6 +174,17 @@ describe("filters", () => {
     for (const entry of body.usage) expect(Date.parse(entry.timestamp)).toBeGreaterThanOrEqual(Date.parse(pivot.timestamp));
   });
 
+  test("a zone offset typed with a bare '+' (which a query string reads as a space) is that offset", async () => {
+    const pivot = all[Math.floor(all.length / 2)];
+    // The pivot's time one hour ahead of UTC, e.g. 2026-11-21T15:32:44.847+01:00.
+    const local = new Date(Date.parse(pivot.timestamp) + 3_600_000).toISOString().replace("Z", "+01:00");
+    const encoded = await gw.admin("GET", `/v1/admin/usage?start_date=${local.replace("+", "%2B")}&limit=200`);
+    const typed = await gw.admin("GET", `/v1/admin/usage?start_date=${local}&limit=200`);
+    expect(encoded.status).toBe(200);
+    expect(encoded.body.total).toBe(all.filter((u) => Date.parse(u.timestamp) >= Date.parse(pivot.timestamp)).length);
+    expect({ status: typed.status, total: typed.body.total }).toEqual({ status: 200, total: encoded.body.total });
+  });
+
   test("a date-only end_date covers its whole day", async () => {
     const day = all[0].timestamp.slice(0, 10);
     const expected = all.filter((u) => u.timestamp.startsWith(day)).length;

@@ -9,9 +9,14 @@ import { isoOf, isRealDate } from "../../lib/time.ts";
 /** Date only, or a date and time with optional seconds, fraction and zone. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/** A query date: ISO 8601 (a date, or a date and time); a date-only end_date covers its whole day. */
-function parseDate(name: string, text: string | undefined, endOfDay: boolean): number | undefined {
-  if (text === undefined || text === "") return undefined;
+/**
+ * A query date: ISO 8601 (a date, or a date and time); a date-only end_date covers its whole
+ * day. A query string reads a bare '+' as a space, so a zone typed as +05:00 arrives as
+ * " 05:00", which nothing else can mean: it is read as the offset it was.
+ */
+function parseDate(name: string, query: string | undefined, endOfDay: boolean): number | undefined {
+  if (query === undefined || query === "") return undefined;
+  const text = query.replace(/(T[\d:.]+) (\d{2}:?\d{2})$/, "$1+$2");
   const ms = ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isNaN(ms) && !isRealDate(text.slice(0, 10))) throw badRequest(`Invalid '${name}': ${text.slice(0, 10)} is not a calendar date`);
   if (Number.isNaN(ms)) throw badRequest(`Invalid '${name}': must be an ISO 8601 date, e.g. 2026-11-01 or 2026-11-01T12:00:00Z`);
