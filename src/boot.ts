@@ -19,9 +19,17 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The mode of a folder the gateway creates for its database: the database holds channel keys
+ * and every account's records, and a folder only its owner can enter keeps them, and the WAL
+ * and temp files beside them, from other users of the machine whatever the umask.
+ */
+export const PRIVATE_DIRECTORY = 0o700;
+
 /** The few things only a runtime can do; src/runtime/<name>.ts provides them. */
 export interface RuntimeHost {
   env: Record<string, string | undefined>;
+  /** Creates the folder (and its parents) if missing, with mode PRIVATE_DIRECTORY. */
   ensureDirectory(path: string): void;
   serve(fetch: (request: Request) => Response | Promise<Response>, options: { port: number; host: string }): Promise<RunningServer>;
   onShutdownSignal(handler: (signal: string) => void): void;

@@ -1,10 +1,10 @@
 /** Deno entry: `deno task start`. */
 import { createTempUpload } from "./node-temp-upload.ts";
-import { main, type RuntimeHost } from "../boot.ts";
+import { main, PRIVATE_DIRECTORY, type RuntimeHost } from "../boot.ts";
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
-  mkdirSync(path: string, options: { recursive: boolean }): void;
+  mkdirSync(path: string, options: { recursive: boolean; mode?: number }): void;
   serve(
     options: { port: number; hostname: string; onListen?: (addr: { port: number }) => void },
     handler: (request: Request) => Response | Promise<Response>,
@@ -19,7 +19,7 @@ declare const Deno: {
 
 const host: RuntimeHost = {
   env: Deno.env.toObject(),
-  ensureDirectory: (path) => Deno.mkdirSync(path, { recursive: true }),
+  ensureDirectory: (path) => Deno.mkdirSync(path, { recursive: true, mode: PRIVATE_DIRECTORY }),
   async serve(fetch, { port, host }) {
     const server = Deno.serve({ port, hostname: host, onListen: () => {} }, fetch);
     return { port: server.addr.port, close: () => server.shutdown() };

@@ -1,14 +1,14 @@
 /** The process-level half of a RuntimeHost on runtimes with Node's process API (Bun, Node). */
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
-import type { RuntimeHost } from "../boot.ts";
+import { PRIVATE_DIRECTORY, type RuntimeHost } from "../boot.ts";
 import { createTempUpload } from "./node-temp-upload.ts";
 
 /** Everything but `serve`, from Node's process, fs and os modules (also what Deno uses for temp files). */
 export function nodeProcessHost(): Omit<RuntimeHost, "serve"> {
   return {
     env: process.env,
-    ensureDirectory: (path) => mkdirSync(path, { recursive: true }),
+    ensureDirectory: (path) => mkdirSync(path, { recursive: true, mode: PRIVATE_DIRECTORY }),
     onShutdownSignal(handler) {
       for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => handler(signal));
     },

@@ -4,7 +4,7 @@
  * shows the keys it made.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { killAllSpawned, runCli, spawnGateway } from "../billing/_support.ts";
@@ -50,3 +50,15 @@ test("a first start whose port is taken still shows the management key it made, 
     await blocker.stop(true);
   }
 }, 30_000);
+
+test("the folder a first start creates for its database is its owner's alone", async () => {
+  // The database holds channel keys: a folder others can enter exposed it, and its WAL, to every user of the machine.
+  const dataDir = join(newDir(), "var", "gateway");
+  const gateway = await spawnGateway(dataDir);
+  try {
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dataDir, "..")).mode & 0o777).toBe(0o700);
+  } finally {
+    expect(await gateway.stop()).toBe(0);
+  }
+});
