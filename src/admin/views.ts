@@ -46,6 +46,18 @@ export function tokenView(token: TokenRow, now: number, lastUsed?: number) {
   };
 }
 
+/**
+ * A base URL with its password masked: an upstream behind basic auth takes it in the URL
+ * (`https://user:password@host/v1`), and it is as secret as the API key.
+ */
+function withoutPassword(baseUrl: string | null): string | null {
+  if (baseUrl === null || !baseUrl.includes("@")) return baseUrl;
+  const url = new URL(baseUrl);
+  if (url.password === "") return baseUrl;
+  url.password = "****";
+  return url.href;
+}
+
 /** A spec 2.12 channel record (plus its routing fields); the upstream secret masked. */
 export function channelView(channel: Channel, cooling = false) {
   return {
@@ -55,7 +67,7 @@ export function channelView(channel: Channel, cooling = false) {
     models: channel.models,
     priority: channel.priority,
     type: channel.type,
-    base_url: channel.baseUrl,
+    base_url: withoutPassword(channel.baseUrl),
     weight: channel.weight,
     model_map: channel.modelMap,
     api_key: maskSecret(channel.apiKey),

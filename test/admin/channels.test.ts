@@ -72,6 +72,15 @@ describe("create", () => {
     expect(listed).toMatchObject({ name: "openai primary", models: ["acme-a", "acme-b"], priority: 5, status: "active" });
   });
 
+  test("a password in the base_url is masked wherever the channel is shown", async () => {
+    const password = "hunter2-basic-auth-secret";
+    const created = await adminText("POST", "/v1/admin/channels", { name: "basic", type: "openai", base_url: `http://bob:${password}@127.0.0.1:9/v1`, models: ["acme-basic"] });
+    expect(created.status).toBe(201);
+    expect(created.body.base_url).toBe("http://bob:****@127.0.0.1:9/v1");
+    expect(created.text).not.toContain(password);
+    expect((await listChannels()).text).not.toContain(password);
+  });
+
   test("a short secret is not returned in full either", async () => {
     const created = await adminText("POST", "/v1/admin/channels", { name: "short", type: "openai", api_key: SHORT_SECRET, models: ["acme-s"] });
     expect(created.status).toBe(201);
@@ -94,6 +103,8 @@ describe("create", () => {
     ["an unknown type", { name: "n", type: "carrier-pigeon", models: ["x"] }],
     ["a fractional priority", { name: "n", type: "openai", models: ["x"], priority: 1.5 }],
     ["a non-http base_url", { name: "n", type: "openai", models: ["x"], base_url: "ftp://example.test" }],
+    ["a base_url with a query", { name: "n", type: "openai", models: ["x"], base_url: "https://example.test/v1?api-version=1" }],
+    ["a base_url with a fragment", { name: "n", type: "openai", models: ["x"], base_url: "https://example.test/v1#top" }],
     ["models as a string", { name: "n", type: "openai", models: "x" }],
   ] as const) {
     test(`POST with ${label} is a 400 and creates nothing`, async () => {

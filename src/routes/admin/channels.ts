@@ -10,7 +10,19 @@ import { channelView } from "../../admin/views.ts";
 import { channelFromRow, ChannelTypeSchema } from "../../channels/channel.ts";
 import type { ChannelRow } from "../../db/schema.ts";
 
-const BaseUrl = v.nullable(v.pipe(v.string(), withoutControlCharacters, v.url("must be a URL"), v.regex(/^https?:\/\//i, "must be an http(s) URL")));
+/**
+ * An upstream's root: the adapters append the API's path to it, so a query or fragment would
+ * end up inside the path of every call (`...?v=1/chat/completions`).
+ */
+const BaseUrl = v.nullable(
+  v.pipe(
+    v.string(),
+    withoutControlCharacters,
+    v.url("must be a URL"),
+    v.regex(/^https?:\/\//i, "must be an http(s) URL"),
+    v.check((url) => !/[?#]/.test(url), "must not have a query or fragment: the API's path is appended to it"),
+  ),
+);
 
 const channelFields = {
   name: NameSchema,
