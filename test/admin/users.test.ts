@@ -54,6 +54,16 @@ describe("create, get, patch", () => {
     expect((await gw.admin("GET", "/v1/admin/users")).body.total).toBe(before);
   });
 
+  test("an email differing only in letter case is the same address: a 409 on create and on PATCH", async () => {
+    const email = uniqueEmail("case");
+    const own = await gw.admin("POST", "/v1/admin/users", { email });
+    expect(own.status).toBe(201);
+    expectError(await gw.admin("POST", "/v1/admin/users", { email: email.toUpperCase() }), 409, "conflict_error");
+    const other = await createUser(gw);
+    expectError(await gw.admin("PATCH", `/v1/admin/users/${other.id}`, { email: email.toUpperCase() }), 409, "conflict_error");
+    expect((await gw.admin("PATCH", `/v1/admin/users/${own.body.id}`, { email: email.toUpperCase() })).status).toBe(200);
+  });
+
   test("PATCH to an email another user has is a 409", async () => {
     const a = await createUser(gw);
     const b = await createUser(gw);

@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import { Hono } from "hono";
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../../db/schema.ts";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { GatewayError, notFound } from "../../errors/gateway-error.ts";
@@ -15,6 +17,17 @@ import { createUser } from "../../accounts/create-user.ts";
 const Email = v.pipe(v.string("must be a string"), v.trim(), withoutControlCharacters, v.email("must be an email address"), v.maxLength(254));
 const Plan = v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/, "must be a plan name (a-z, 0-9, _ or -)"));
 const UserStatus = v.picklist(["active", "suspended"], "must be 'active' or 'suspended'");
+
+/**
+ * 409 when another user (not `exceptId`) has the email, in any letter case: mail systems
+ * treat Alice@Example.com and alice@example.com as one address, so two accounts for it are
+ * one person's two balances.
+ */
+async function assertEmailFree(trx: Kysely<Database>, email: string, exceptId?: string): Promise<void> {
+  let query = trx.selectFrom("users").select("id").where(sql<string>`lower(email)`, "=", email.toLowerCase());
+  if (exceptId !== undefined) query = query.where("id", "!=", exceptId);
+  if (await query.executeTakeFirst()) throw new GatewayError(409, `A user with email '${email}' already exists`);
+}
 
 /** POST /v1/admin/users, GET list, GET/PATCH one. */
 export function adminUserRoutes(services: Services) {
@@ -45,8 +58,7 @@ export function adminUserRoutes(services: Services) {
     .post("/users", async (c) => {
       const body = parseOrThrow(CreateUserSchema, await readJsonBody(c.req.raw));
       const user = await writeTransaction(services.db, async (trx) => {
-        const taken = await trx.selectFrom("users").select("id").where("email", "=", body.email).executeTakeFirst();
-        if (taken) throw new GatewayError(409, `A user with email '${body.email}' already exists`);
+        await assertEmailFree(trx, body.email);
         return createUser(trx, {
           id: newId("usr"),
           email: body.email,
@@ -64,10 +76,7 @@ export function adminUserRoutes(services: Services) {
       const id = c.req.param("id");
       const user = await writeTransaction(services.db, async (trx) => {
         await findUser(trx, id);
-        if (body.email !== undefined) {
-          const taken = await trx.selectFrom("users").select("id").where("email", "=", body.email).where("id", "!=", id).executeTakeFirst();
-          if (taken) throw new GatewayError(409, `A user with email '${body.email}' already exists`);
-        }
+        if (body.email !== undefined) await assertEmailFree(trx, body.email, id);
         return trx
           .updateTable("users")
           .set({ ...body, updated_at: services.now() })
