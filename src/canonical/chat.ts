@@ -27,7 +27,11 @@ export interface ToolDefinition {
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
-/** A shape the answer's text must take: any JSON, or JSON matching a schema. */
+/**
+ * A shape the answer's text must take: any JSON, or JSON matching a schema. `strict`: the
+ * answer is to be held to the schema, not merely asked for (OpenAI's `strict`; Anthropic's
+ * structured outputs always are).
+ */
 export type ResponseFormat = { type: "json" } | { type: "json_schema"; schema: Record<string, unknown>; name?: string; strict?: boolean };
 
 export interface SamplingParams {

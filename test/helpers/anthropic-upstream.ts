@@ -10,6 +10,10 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  *   roles user/assistant, and that each tool_result answers a tool_use of the turn before
  *   (and each tool_use is answered), answering Anthropic's own error bodies; count_tokens
  *   refuses the answer's fields instead ("max_tokens: Extra inputs are not permitted");
+ * - structured outputs are checked as the real API checks them: `output_config.format` is
+ *   `{type: "json_schema", schema}`, `effort` one of its levels, a tool's `strict` a boolean,
+ *   and every object of such a schema (or of a strict tool's input_schema) says
+ *   `additionalProperties: false`, else Anthropic's 400;
  * - count_tokens answers test/fixtures/anthropic-count-tokens.json;
  * - non-streaming answers come from test/fixtures/anthropic-message*.json;
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
@@ -153,6 +157,54 @@ export function toolPairingError(messages: any[]): string | null {
   return null;
 }
 
+/** Keywords whose values are data, not schemas: what they hold is never checked as a schema. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/**
+ * Anthropic's message for the first object schema within `schema` that does not say
+ * `additionalProperties: false` (structured outputs refuse open objects), or null.
+ */
+function openObjectError(schema: unknown, where: string): string | null {
+  if (Array.isArray(schema)) return schema.map((item) => openObjectError(item, where)).find((error) => error !== null) ?? null;
+  if (schema === null || typeof schema !== "object") return null;
+  const node = schema as Record<string, unknown>;
+  const isObject = node.type === "object" || (Array.isArray(node.type) && node.type.includes("object"));
+  if (isObject && node.additionalProperties === true) {
+    return `${where}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`;
+  }
+  if (isObject && node.additionalProperties !== false) return `${where}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
+  for (const [key, value] of Object.entries(node)) {
+    const error = DATA_KEYWORDS.has(key) ? null : openObjectError(value, where);
+    if (error) return error;
+  }
+  return null;
+}
+
+const EFFORTS = ["low", "medium", "high", "xhigh", "max"];
+
+/** Anthropic's message for the first malformed structured-outputs field (output_config, a tool's strict), or null. */
+function structuredOutputsError(body: any): string | null {
+  const config = body.output_config;
+  if (config !== undefined) {
+    if (config === null || typeof config !== "object") return "output_config: Input should be a valid dictionary";
+    if (config.effort != null && !EFFORTS.includes(config.effort)) return `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(", ")}`;
+    const format = config.format;
+    if (format != null) {
+      if (format.type !== "json_schema") return "output_config.format.type: Input should be 'json_schema'";
+      if (format.schema === null || typeof format.schema !== "object") return "output_config.format.schema: Field required";
+      const open = openObjectError(format.schema, "output_config.format.schema");
+      if (open) return open;
+    }
+  }
+  for (const [i, tool] of (Array.isArray(body.tools) ? body.tools : []).entries()) {
+    if (tool?.strict === undefined) continue;
+    if (typeof tool.strict !== "boolean") return `tools.${i}.custom.strict: Input should be a valid boolean`;
+    const open = tool.strict ? openObjectError(tool.input_schema, `tools.${i}.custom.input_schema`) : null;
+    if (open) return open;
+  }
+  return null;
+}
+
 /** Starts a loopback Anthropic upstream. */
 export async function startAnthropicUpstream(options: AnthropicUpstreamOptions = {}): Promise<AnthropicUpstream> {
   const { apiKey, ...initial } = options;
@@ -189,6 +241,8 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       }
       const unpaired = toolPairingError(body.messages);
       if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
+      const malformed = structuredOutputsError(body);
+      if (malformed) return errorResponse(400, anthropicErrorBody(400, malformed));
       if (isErrorStatus(current.status)) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
       }

@@ -2,6 +2,7 @@ import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { joinSystemPrompt } from "../system-prompt.ts";
+import { closeObjectSchemas } from "./close-object-schemas.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
 const DEFAULT_MAX_TOKENS = 4096;
@@ -68,7 +69,10 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
       ...(oneCallOnly ? { disable_parallel_tool_use: true } : {}),
     };
   }
-  if (request.responseFormat) warnings.add("response_format", "not supported by the upstream; the answer is not held to JSON");
+  const format = request.responseFormat;
+  // Anthropic's structured outputs always hold the answer to the schema, strict or not.
+  if (format?.type === "json_schema") body.output_config = { format: { type: "json_schema", schema: closeObjectSchemas(format.schema) } };
+  else if (format) warnings.add("response_format", "the upstream holds answers to JSON only against a schema (json_schema); this answer is not held to JSON");
   if (request.endUser) body.metadata = { user_id: request.endUser.id };
   if (request.stream) body.stream = true;
   return body;
