@@ -45,6 +45,8 @@ const ANTHROPIC: CarriedFields = {
   tools: true,
   tool_choice: true,
   metadata: { user_id: (value) => typeof value === "string" },
+  // effort (how hard the model thinks) has no field in the canonical form.
+  output_config: { format: true },
 };
 
 /** Response MIME types the canonical form can express (plain text, or JSON). */

@@ -1,4 +1,4 @@
-import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
+import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
  * A loopback Anthropic upstream for tests: a real HTTP server (Bun.serve on 127.0.0.1,
@@ -157,27 +157,16 @@ export function toolPairingError(messages: any[]): string | null {
   return null;
 }
 
-/** Keywords whose values are data, not schemas: what they hold is never checked as a schema. */
-const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
-
 /**
  * Anthropic's message for the first object schema within `schema` that does not say
  * `additionalProperties: false` (structured outputs refuse open objects), or null.
  */
 function openObjectError(schema: unknown, where: string): string | null {
-  if (Array.isArray(schema)) return schema.map((item) => openObjectError(item, where)).find((error) => error !== null) ?? null;
-  if (schema === null || typeof schema !== "object") return null;
-  const node = schema as Record<string, unknown>;
-  const isObject = node.type === "object" || (Array.isArray(node.type) && node.type.includes("object"));
-  if (isObject && node.additionalProperties === true) {
-    return `${where}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`;
-  }
-  if (isObject && node.additionalProperties !== false) return `${where}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
-  for (const [key, value] of Object.entries(node)) {
-    const error = DATA_KEYWORDS.has(key) ? null : openObjectError(value, where);
-    if (error) return error;
-  }
-  return null;
+  return firstSchemaError(schema, (node) => {
+    if (!isObjectSchema(node)) return null;
+    if (node.additionalProperties === true) return `${where}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`;
+    return node.additionalProperties === false ? null : `${where}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
+  });
 }
 
 const EFFORTS = ["low", "medium", "high", "xhigh", "max"];

@@ -42,6 +42,32 @@ export function sseFixtureEvents(name: string): { event: string; data: string }[
     });
 }
 
+/** Keywords whose values are data, not schemas: what they hold is never checked as a schema. */
+const DATA_KEYWORDS = new Set(["enum", "const", "default", "examples"]);
+
+/** Whether a JSON Schema node describes objects (its type is, or includes, "object"). */
+export function isObjectSchema(node: Record<string, any>): boolean {
+  return node.type === "object" || (Array.isArray(node.type) && node.type.includes("object"));
+}
+
+/**
+ * The first error `check` finds in a JSON Schema, walking every schema within it (anything
+ * under a data keyword aside), or null: how the loopback upstreams hold structured-output
+ * schemas to their provider's rules.
+ */
+export function firstSchemaError(schema: unknown, check: (node: Record<string, any>) => string | null): string | null {
+  if (Array.isArray(schema)) return schema.map((item) => firstSchemaError(item, check)).find((error) => error !== null) ?? null;
+  if (schema === null || typeof schema !== "object") return null;
+  const node = schema as Record<string, any>;
+  const own = check(node);
+  if (own) return own;
+  for (const [key, value] of Object.entries(node)) {
+    const error = DATA_KEYWORDS.has(key) ? null : firstSchemaError(value, check);
+    if (error) return error;
+  }
+  return null;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;

@@ -1,4 +1,4 @@
-import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
+import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
  * A loopback OpenAI-compatible upstream for tests: a real HTTP server (Bun.serve on
@@ -7,6 +7,8 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
  * - it checks the tool-call pairing the real API enforces (each assistant tool_calls message
  *   followed at once by a tool message per call), answering OpenAI's own 400;
+ * - it holds a strict schema (response_format json_schema, a function tool) to OpenAI's
+ *   rules: every object closed (`additionalProperties: false`) and every property required;
  * - non-streaming answers come from test/fixtures/openai-chat-completion*.json;
  * - streaming answers replay a recorded SSE fixture (test/fixtures/*.sse) event by event;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
@@ -101,6 +103,32 @@ export function toolCallPairingError(messages: any[]): string | null {
   return null;
 }
 
+/** OpenAI's message for the first object of a strict schema that is open or has a property not required, or null. */
+function strictSchemaError(schema: unknown, what: string): string | null {
+  return firstSchemaError(schema, (node) => {
+    if (!isObjectSchema(node)) return null;
+    if (node.additionalProperties !== false) return `Invalid schema for ${what}: In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+    const required: unknown[] = Array.isArray(node.required) ? node.required : [];
+    const missing = Object.keys(node.properties ?? {}).find((key) => !required.includes(key));
+    return missing === undefined ? null : `Invalid schema for ${what}: In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+  });
+}
+
+/** The 400 OpenAI answers a strict schema it cannot hold the answer to, or null. */
+function strictSchemasError(body: any): string | null {
+  const format = body?.response_format;
+  if (format?.type === "json_schema" && format.json_schema?.strict === true) {
+    const error = strictSchemaError(format.json_schema.schema, `response_format '${format.json_schema.name}'`);
+    if (error) return error;
+  }
+  for (const tool of Array.isArray(body?.tools) ? body.tools : []) {
+    if (tool?.function?.strict !== true) continue;
+    const error = strictSchemaError(tool.function.parameters, `function '${tool.function.name}'`);
+    if (error) return error;
+  }
+  return null;
+}
+
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Starts a loopback OpenAI-compatible upstream. */
@@ -116,6 +144,8 @@ export async function startOpenAiUpstream(initial: Partial<UpstreamBehavior> = {
       }
       const unpaired = Array.isArray(body?.messages) ? toolCallPairingError(body.messages) : null;
       if (unpaired) return Response.json({ error: { message: unpaired, type: "invalid_request_error", param: "messages", code: null } }, { status: 400 });
+      const unfit = strictSchemasError(body);
+      if (unfit) return Response.json({ error: { message: unfit, type: "invalid_request_error", param: null, code: "invalid_json_schema" } }, { status: 400 });
       if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? openAiErrorBody(current.status), { status: current.status, headers: current.headers });
       }

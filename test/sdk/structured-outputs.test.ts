@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { jsonSchemaOutputFormat } from "@anthropic-ai/sdk/helpers/json-schema";
 import { bearer } from "../helpers/gateway.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { ANTHROPIC_PLAIN_FIXTURE } from "../helpers/anthropic-upstream.ts";
+import { GEMINI_PLAIN_FIXTURE } from "../helpers/gemini-upstream.ts";
 import { MODELS, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
 
 /**
@@ -22,8 +25,18 @@ const hello = [{ role: "user" as const, content: "Where is the Eiffel Tower?" }]
 const citySchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
 const warningsOf = (response: Response) => response.headers.get("x-gateway-warnings") ?? "";
 
-/** The Anthropic upstream's plain answer, with `text` as its one text block (a JSON answer). */
+/** Each upstream's plain answer, with `text` as the answer's text (a JSON answer). */
 const anthropicAnswering = (text: string) => ({ ...jsonFixture(ANTHROPIC_PLAIN_FIXTURE), content: [{ type: "text", text }] });
+function openAiAnswering(text: string) {
+  const completion = jsonFixture("openai-chat-completion.json");
+  completion.choices[0].message.content = text;
+  return completion;
+}
+function geminiAnswering(text: string) {
+  const response = jsonFixture(GEMINI_PLAIN_FIXTURE);
+  response.candidates[0].content.parts = [{ text }];
+  return response;
+}
 
 describe("openai caller -> anthropic upstream", () => {
   test("chat.completions.parse() with a json_schema response_format: output_config.format upstream, `parsed` the object", async () => {
@@ -87,5 +100,95 @@ describe("openai caller -> anthropic upstream", () => {
     const { response } = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: hello, response_format: { type: "json_object" } }).withResponse();
     expect(warningsOf(response)).toContain("response_format: the upstream holds answers to JSON only against a schema");
     expect(onlyRequest(world, "anthropic").body).not.toHaveProperty("output_config");
+  });
+});
+
+describe("anthropic caller -> openai and gemini upstreams", () => {
+  /** The SDK's own helper: it closes the schema's objects and parses the answer into parsed_output. */
+  const cityFormat = () => jsonSchemaOutputFormat({ type: "object", properties: { city: { type: "string" } }, required: ["city"] } as const);
+
+  test("messages.parse() on an openai channel: response_format json_schema, strict, named; parsed_output the object", async () => {
+    world.upstreams.openai.setBehavior({ completion: openAiAnswering('{"city":"Paris"}') });
+    const data = await world.anthropic.messages.parse({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: cityFormat() } });
+    expect(data.parsed_output).toEqual({ city: "Paris" });
+    expect(data.stop_reason).toBe("end_turn");
+    expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: citySchema, strict: true } });
+  });
+
+  test("messages.parse() on a gemini channel: responseMimeType application/json and responseJsonSchema; parsed_output the object", async () => {
+    world.upstreams.gemini.setBehavior({ response: geminiAnswering('{"city":"Paris"}') });
+    const data = await world.anthropic.messages.parse({ model: MODELS.gemini, max_tokens: 100, messages: hello, output_config: { format: cityFormat() } });
+    expect(data.parsed_output).toEqual({ city: "Paris" });
+    const config = onlyRequest(world, "gemini").body.generationConfig;
+    expect(config.responseMimeType).toBe("application/json");
+    expect(config.responseJsonSchema).toEqual(citySchema);
+  });
+
+  test("streamed to an openai channel, the format goes the same way, with no warning", async () => {
+    const stream = world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: { type: "json_schema", schema: citySchema } } });
+    stream.on("error", () => {});
+    const { response } = await stream.withResponse();
+    await stream.done();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: citySchema, strict: true } });
+  });
+
+  test("output_config.effort, which has no counterpart, is named in x-gateway-warnings; the format is not", async () => {
+    const { response } = await world.anthropic.messages
+      .create({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { effort: "low", format: { type: "json_schema", schema: citySchema } } })
+      .withResponse();
+    expect(warningsOf(response)).toContain("output_config.effort: not passed on: only an upstream of the anthropic format takes it");
+    expect(warningsOf(response)).not.toContain("output_config.format");
+    expect(onlyRequest(world, "openai").body).not.toHaveProperty("output_config");
+  });
+
+  test("an anthropic upstream gets output_config as sent, effort and all, with no warning", async () => {
+    const outputConfig = { effort: "low" as const, format: { type: "json_schema" as const, schema: citySchema } };
+    world.upstreams.anthropic.setBehavior({ message: anthropicAnswering('{"city":"Paris"}') });
+    const { response } = await world.anthropic.messages.create({ model: MODELS.anthropic, max_tokens: 100, messages: hello, output_config: outputConfig }).withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual(outputConfig);
+  });
+
+  test("a schema OpenAI's strict mode refuses (a property not required) is the upstream's 400, to the caller as a 400", async () => {
+    const optional = { type: "object", properties: { city: { type: "string" }, country: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const error = await rejectionOf(world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: { type: "json_schema", schema: optional } } }));
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(error.status).toBe(400);
+    expect(error.error.error.message).toContain("Missing 'country'");
+  });
+
+  test("a format of another type is refused with a 400 naming the field, before any upstream is asked", async () => {
+    const response = await world.gw.fetch("/v1/messages", {
+      method: "POST",
+      headers: bearer(world.key),
+      body: JSON.stringify({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: { type: "text" } } }),
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain("output_config.format.type");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+});
+
+describe("gemini caller -> anthropic upstream", () => {
+  test("responseJsonSchema becomes output_config.format", async () => {
+    world.upstreams.anthropic.setBehavior({ message: anthropicAnswering('{"city":"Paris"}') });
+    const response = await world.genai.models.generateContent({
+      model: MODELS.anthropic,
+      contents: "Where is the Eiffel Tower?",
+      config: { responseMimeType: "application/json", responseJsonSchema: citySchema },
+    });
+    expect(JSON.parse(response.text!)).toEqual({ city: "Paris" });
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ format: { type: "json_schema", schema: citySchema } });
+  });
+
+  test("responseSchema, which cannot say additionalProperties, reaches it with its objects closed", async () => {
+    world.upstreams.anthropic.setBehavior({ message: anthropicAnswering('{"city":"Paris"}') });
+    await world.genai.models.generateContent({
+      model: MODELS.anthropic,
+      contents: "Where is the Eiffel Tower?",
+      config: { responseMimeType: "application/json", responseSchema: { type: "OBJECT" as any, properties: { city: { type: "STRING" as any } }, required: ["city"] } },
+    });
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ format: { type: "json_schema", schema: citySchema } });
   });
 });

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest } from "./request-schema.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 
@@ -100,6 +100,15 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
 }
 
 /**
+ * The answer's JSON Schema (output_config.format). Anthropic holds every answer to it by
+ * constrained decoding, so it is strict: another upstream is asked to hold the answer to it too.
+ */
+function responseFormatOf(config: AnthropicPrompt["output_config"]): ResponseFormat | undefined {
+  const format = config?.format;
+  return format ? { type: "json_schema", schema: format.schema, strict: true } : undefined;
+}
+
+/**
  * A validated prompt (a count_tokens body) in the canonical form, without sampling parameters
  * and not streamed, the body itself kept for an anthropic upstream.
  */
@@ -115,6 +124,7 @@ export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRe
     tools: tools && tools.length > 0 ? tools : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: parallelToolCallsOf(body.tool_choice),
+    responseFormat: responseFormatOf(body.output_config),
     stream: false,
   };
 }

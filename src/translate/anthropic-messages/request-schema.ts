@@ -77,6 +77,14 @@ const ToolChoice = v.variant("type", [
   v.looseObject({ type: v.literal("tool"), name: v.string(), disable_parallel_tool_use: disableParallelToolUse }),
 ]);
 
+/**
+ * Anthropic's structured outputs: `format` holds the answer's text to a JSON Schema (the one
+ * kind there is). `effort` and fields to come are kept for an anthropic upstream, unchecked.
+ */
+const OutputConfig = v.looseObject({
+  format: v.optional(v.nullable(v.looseObject({ type: v.literal("json_schema", "must be 'json_schema'"), schema: JsonObjectSchema }))),
+});
+
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */
 export const MessagesRequestSchema = v.looseObject({
   model: ModelIdSchema,
@@ -98,17 +106,19 @@ export const MessagesRequestSchema = v.looseObject({
   tools: v.optional(v.array(Tool)),
   tool_choice: v.optional(ToolChoice),
   metadata: v.optional(JsonObjectSchema),
+  output_config: v.optional(OutputConfig),
 });
 
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;
 
 /**
- * POST /v1/messages/count_tokens: the prompt fields of a messages body, checked as there. The
- * answer's fields (max_tokens, sampling, stream) are not the count endpoint's: sent anyway,
- * they are kept like any unknown field (`thinking`...), and an anthropic upstream refuses them
- * as it would the caller.
+ * POST /v1/messages/count_tokens: the prompt fields of a messages body, checked as there
+ * (output_config too: a format adds to the prompt what tells the model of it). The answer's
+ * fields (max_tokens, sampling, stream) are not the count endpoint's: sent anyway, they are
+ * kept like any unknown field (`thinking`...), and an anthropic upstream refuses them as it
+ * would the caller.
  */
-export const CountTokensRequestSchema = v.pick(MessagesRequestSchema, ["model", "messages", "system", "tools", "tool_choice"]);
+export const CountTokensRequestSchema = v.pick(MessagesRequestSchema, ["model", "messages", "system", "tools", "tool_choice", "output_config"]);
 
 /** A messages prompt: a count_tokens body, and the prompt part of every messages body. */
 export type AnthropicPrompt = v.InferOutput<typeof CountTokensRequestSchema>;
