@@ -23,6 +23,11 @@ export interface ToolDefinition {
   description?: string;
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>;
+  /**
+   * The arguments are to be held to `parameters` by the provider (OpenAI's function `strict`,
+   * Anthropic's tool `strict`: constrained decoding), not merely asked for. Set only when true.
+   */
+  strict?: boolean;
 }
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
@@ -60,8 +65,9 @@ export interface Untranslated {
   replay: string[];
   input: string[];
   /**
-   * Settings within the messages or tools that only the caller's format takes (an image's
-   * `detail`, a tool's `strict`): named for another format, as its top-level fields are.
+   * Settings that only the caller's format takes, within the messages (an image's `detail`)
+   * or beside a field carried (a second end-user id): named for another format, as its
+   * top-level fields are.
    */
   fields: string[];
   /** Where the request ends in a prefill (Anthropic's final assistant message, which the answer continues). */

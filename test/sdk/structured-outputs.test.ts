@@ -6,12 +6,13 @@ import { bearer } from "../helpers/gateway.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { ANTHROPIC_PLAIN_FIXTURE } from "../helpers/anthropic-upstream.ts";
 import { GEMINI_PLAIN_FIXTURE } from "../helpers/gemini-upstream.ts";
-import { MODELS, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
+import { MODELS, WEATHER, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
 
 /**
  * Structured outputs across formats: OpenAI's response_format json_schema and Anthropic's
- * output_config.format (the answer's text held to a JSON Schema), through the official SDKs,
- * against loopback upstreams that check the fields as the providers do.
+ * output_config.format (the answer's text held to a JSON Schema), and strict tools (a call's
+ * arguments held to the tool's schema), through the official SDKs, against loopback upstreams
+ * that check the fields as the providers do.
  */
 
 let world: World;
@@ -190,5 +191,51 @@ describe("gemini caller -> anthropic upstream", () => {
       config: { responseMimeType: "application/json", responseSchema: { type: "OBJECT" as any, properties: { city: { type: "STRING" as any } }, required: ["city"] } },
     });
     expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ format: { type: "json_schema", schema: citySchema } });
+  });
+});
+
+describe("strict tools", () => {
+  /** The weather tool's schema as both providers' strict modes take it: closed, every property required. */
+  const strictWeather = { ...WEATHER.parameters, required: ["location", "unit"], additionalProperties: false };
+
+  test("openai caller -> anthropic upstream: chat.completions.parse() with a strict function; the Anthropic tool is strict, the call's arguments parsed", async () => {
+    const { data, response } = await world.openai.chat.completions
+      .parse({
+        model: MODELS.anthropic,
+        messages: hello,
+        tools: [{ type: "function", function: { name: WEATHER.name, description: WEATHER.description, parameters: strictWeather, strict: true } }],
+      })
+      .withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    const [call] = (data.choices[0]!.message.tool_calls ?? []) as { function: { parsed_arguments: unknown } }[];
+    expect(call!.function.parsed_arguments).toEqual({ location: "Paris, France", unit: "celsius" });
+    expect(onlyRequest(world, "anthropic").body.tools).toEqual([{ name: WEATHER.name, description: WEATHER.description, input_schema: strictWeather, strict: true }]);
+  });
+
+  test("anthropic caller -> openai upstream: the tool's strict becomes the function's strict", async () => {
+    const { response } = await world.anthropic.messages
+      .create({ model: MODELS.openai, max_tokens: 100, messages: hello, tools: [{ name: WEATHER.name, description: WEATHER.description, input_schema: strictWeather as any, strict: true }] })
+      .withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest(world, "openai").body.tools).toEqual([{ type: "function", function: { name: WEATHER.name, description: WEATHER.description, parameters: strictWeather, strict: true } }]);
+  });
+
+  test("openai caller -> anthropic upstream: a strict function without parameters gets a closed empty schema, as Anthropic's strict tools need", async () => {
+    await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: hello, tools: [{ type: "function", function: { name: "get_time", strict: true } }] });
+    expect(onlyRequest(world, "anthropic").body.tools[0]).toEqual({ name: "get_time", input_schema: { type: "object", properties: {}, additionalProperties: false }, strict: true });
+  });
+
+  test("a tool that is not strict stays so both ways", async () => {
+    await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 100, messages: hello, tools: [{ name: WEATHER.name, input_schema: WEATHER.parameters as any }] });
+    expect(onlyRequest(world, "openai").body.tools[0].function).not.toHaveProperty("strict");
+    await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: hello, tools: [{ type: "function", function: { name: WEATHER.name, parameters: WEATHER.parameters as any, strict: false } }] });
+    expect(onlyRequest(world, "anthropic").body.tools[0]).not.toHaveProperty("strict");
+  });
+
+  test("openai caller -> gemini upstream, which has no strict tools: named in x-gateway-warnings", async () => {
+    const { response } = await world.openai.chat.completions
+      .create({ model: MODELS.gemini, messages: hello, tools: [{ type: "function", function: { name: WEATHER.name, parameters: strictWeather, strict: true } }] })
+      .withResponse();
+    expect(warningsOf(response)).toContain("strict (tool get_weather): not supported by the upstream");
   });
 });

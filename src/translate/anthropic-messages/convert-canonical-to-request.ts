@@ -1,4 +1,4 @@
-import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
+import type { ChatRequest, ContentPart, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { joinSystemPrompt } from "../system-prompt.ts";
@@ -27,6 +27,19 @@ function blockOf(part: ContentPart): Block {
     case "tool_result":
       return { type: "tool_result", tool_use_id: part.toolCallId, content: part.content, ...(part.isError ? { is_error: true } : {}) };
   }
+}
+
+/**
+ * A canonical tool as an Anthropic one, its inputs held to the schema (strict) when the caller
+ * asked; a strict tool's schema follows the rules of structured outputs, as a format's does.
+ */
+function toolOf(tool: ToolDefinition): Block {
+  const out: Block = { name: tool.name, description: tool.description, input_schema: tool.parameters };
+  if (tool.strict) {
+    out.input_schema = closeObjectSchemas(tool.parameters);
+    out.strict = true;
+  }
+  return out;
 }
 
 /**
@@ -59,7 +72,7 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
   if (p.presencePenalty !== undefined) warnings.add("presence_penalty", "not supported by the upstream; ignored");
   if (p.seed !== undefined) warnings.add("seed", "not supported by the upstream; ignored");
   if (request.tools) {
-    body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    body.tools = request.tools.map(toolOf);
   }
   const choice = request.toolChoice;
   const oneCallOnly = request.parallelToolCalls === false && request.tools !== undefined && choice !== "none";

@@ -92,9 +92,9 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
       untranslated.input.push(`tools[${i}] (${tool.type})`);
       continue;
     }
-    // Inputs held to the schema (Anthropic's structured outputs): its own guarantee.
-    if (tool.strict === true) untranslated.fields.push(`tools[${i}].strict`);
-    out.push({ name: tool.name, description: tool.description, parameters: tool.input_schema });
+    const definition: ToolDefinition = { name: tool.name, description: tool.description, parameters: tool.input_schema };
+    if (tool.strict === true) definition.strict = true;
+    out.push(definition);
   }
   return out;
 }

@@ -83,5 +83,8 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   if (request.endUser) warnings.add(request.endUser.field, "not passed on: the upstream has no field for an end-user id");
   if (p.stop && p.stop.length > 5) warnings.add("stop", "the upstream takes at most 5 stop sequences");
   if (request.parallelToolCalls === false && request.tools) warnings.add("parallel_tool_calls", "not supported by the upstream; it may call several tools at once");
+  for (const tool of request.tools ?? []) {
+    if (tool.strict) warnings.add(`strict (tool ${tool.name})`, "not supported by the upstream; the arguments are not held to the tool's schema");
+  }
   return body;
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
@@ -21,6 +21,13 @@ function messagesOf(message: ChatMessage): Record<string, unknown>[] {
   return [out];
 }
 
+/** A canonical tool as an OpenAI function tool, its arguments held to the schema (strict) when the caller asked. */
+function toolOf(tool: ToolDefinition): Record<string, unknown> {
+  const fn: Record<string, unknown> = { name: tool.name, description: tool.description, parameters: tool.parameters };
+  if (tool.strict) fn.strict = true;
+  return { type: "function", function: fn };
+}
+
 /** A canonical request as an OpenAI chat-completions body for `upstreamModel`. */
 export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
   const p = request.params;
@@ -37,10 +44,7 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.seed !== undefined) body.seed = p.seed;
   if (p.topK !== undefined) warnings.add("top_k", "not supported by the upstream; ignored");
   if (request.tools) {
-    body.tools = request.tools.map((t) => ({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
+    body.tools = request.tools.map(toolOf);
   }
   if (request.toolChoice !== undefined) {
     body.tool_choice =

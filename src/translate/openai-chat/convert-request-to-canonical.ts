@@ -53,9 +53,9 @@ function toolsOf(tools: NonNullable<ChatCompletionRequest["tools"]>, untranslate
       untranslated.input.push(`tools[${i}] (${tool.type})`);
       continue;
     }
-    // Arguments held to the schema by constrained decoding: OpenAI's own guarantee.
-    if (tool.function.strict === true) untranslated.fields.push(`tools[${i}].function.strict`);
-    out.push({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } });
+    const definition: ToolDefinition = { name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } };
+    if (tool.function.strict === true) definition.strict = true;
+    out.push(definition);
   }
   return out;
 }
