@@ -36,15 +36,15 @@ const isObjectType = (schema: Schema) => schema.type === "object" || (Array.isAr
 const isOpenByDefault = (schema: Schema) => isObjectType(schema) && isSchema(schema.properties) && !Object.hasOwn(schema, "additionalProperties");
 
 /**
- * A schema for Anthropic's structured outputs (`output_config.format`), which refuse with a
- * 400 any object schema without `additionalProperties: false`. OpenAI's strict schemas already
- * close every object, but its other schemas, and Gemini's (whose `responseSchema` cannot say
- * it), leave it unsaid: those objects are closed here. An answer without extra keys still
- * matches the caller's schema, so nothing it allowed is lost that it asked for. An object the
- * caller left open on purpose (`additionalProperties: true` or a schema), or one without
- * properties (any keys at all), is sent as it is: closing it would leave the model nothing to
- * write but `{}`, so the upstream's 400 tells the caller instead. The caller's schema is not
- * changed; a schema with nothing to close is sent as it is, uncopied.
+ * A schema for Anthropic's structured outputs (`output_config.format`, a strict tool's
+ * input_schema), which refuse with a 400 any object schema without `additionalProperties:
+ * false`. OpenAI's strict schemas already close every object, but its other schemas, and
+ * Gemini's (whose `responseSchema` cannot say it), leave it unsaid: those objects are closed
+ * here, since an answer without extra keys still matches the caller's schema. An object the
+ * caller left open on purpose (`additionalProperties: true`, or a schema for the other keys)
+ * is sent as it is, as is one without properties (a map of any keys), which closing would
+ * leave nothing but `{}`: the upstream's 400 tells the caller instead. The caller's schema is
+ * not changed, and one with nothing to close is sent as it is, uncopied.
  */
 export function closeObjectSchemas(schema: Schema): Schema {
   if (everySchema(schema, (node) => !isOpenByDefault(node))) return schema;
