@@ -151,12 +151,16 @@ describe("anthropic caller -> openai and gemini upstreams", () => {
     expect(onlyRequest(world, "anthropic").body.output_config).toEqual(outputConfig);
   });
 
-  test("a schema OpenAI's strict mode refuses (a property not required) is the upstream's 400, to the caller as a 400", async () => {
+  test("a schema with an optional property, which OpenAI's strict mode refuses, is sent without strict and named in x-gateway-warnings", async () => {
+    // Anthropic's structured outputs take optional properties; OpenAI's strict mode answers such a schema with a 400.
     const optional = { type: "object", properties: { city: { type: "string" }, country: { type: "string" } }, required: ["city"], additionalProperties: false };
-    const error = await rejectionOf(world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: { type: "json_schema", schema: optional } } }));
-    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(error.status).toBe(400);
-    expect(error.error.error.message).toContain("Missing 'country'");
+    world.upstreams.openai.setBehavior({ completion: openAiAnswering('{"city":"Paris"}') });
+    const { data, response } = await world.anthropic.messages
+      .create({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { format: { type: "json_schema", schema: optional } } })
+      .withResponse();
+    expect(data.content).toEqual([{ type: "text", text: '{"city":"Paris"}' }]);
+    expect(warningsOf(response)).toContain("strict (response schema): not held to the schema");
+    expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: optional } });
   });
 
   test("a format of another type is refused with a 400 naming the field, before any upstream is asked", async () => {
@@ -223,6 +227,15 @@ describe("strict tools", () => {
   test("openai caller -> anthropic upstream: a strict function without parameters gets a closed empty schema, as Anthropic's strict tools need", async () => {
     await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: hello, tools: [{ type: "function", function: { name: "get_time", strict: true } }] });
     expect(onlyRequest(world, "anthropic").body.tools[0]).toEqual({ name: "get_time", input_schema: { type: "object", properties: {}, additionalProperties: false }, strict: true });
+  });
+
+  test("anthropic caller -> openai upstream: a strict tool with an optional input is sent without strict and named in x-gateway-warnings", async () => {
+    const optionalUnit = { ...WEATHER.parameters, required: ["location"], additionalProperties: false };
+    const { response } = await world.anthropic.messages
+      .create({ model: MODELS.openai, max_tokens: 100, messages: hello, tools: [{ name: WEATHER.name, input_schema: optionalUnit as any, strict: true }] })
+      .withResponse();
+    expect(warningsOf(response)).toContain("strict (tool get_weather): not held to the schema");
+    expect(onlyRequest(world, "openai").body.tools[0].function).not.toHaveProperty("strict");
   });
 
   test("a tool that is not strict stays so both ways", async () => {

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
+import { everySchema, isObjectType, isSchema, type Schema } from "../json-schema-walk.ts";
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
 function messagesOf(message: ChatMessage): Record<string, unknown>[] {
@@ -21,10 +22,33 @@ function messagesOf(message: ChatMessage): Record<string, unknown>[] {
   return [out];
 }
 
-/** A canonical tool as an OpenAI function tool, its arguments held to the schema (strict) when the caller asked. */
-function toolOf(tool: ToolDefinition): Record<string, unknown> {
+/**
+ * Whether OpenAI's strict mode takes a schema: it holds an answer only to schemas whose every
+ * object is closed (`additionalProperties: false`) and requires all its properties. Anthropic's
+ * structured outputs also take optional properties; such a schema sent strict is a 400.
+ */
+function fitsStrictMode(schema: Schema): boolean {
+  return everySchema(schema, (node) => {
+    if (!isObjectType(node)) return true;
+    const required = Array.isArray(node.required) ? node.required : [];
+    return node.additionalProperties === false && Object.keys(isSchema(node.properties) ? node.properties : {}).every((name) => required.includes(name));
+  });
+}
+
+/**
+ * Whether a schema asked to hold the answer (`strict`) is sent strict: when it fits OpenAI's
+ * strict mode. One that does not is sent as guidance, and `warnings` say so under `field`.
+ */
+function strictFor(strict: boolean | undefined, schema: Schema, field: string, warnings: UpstreamWarnings): boolean | undefined {
+  if (!strict || fitsStrictMode(schema)) return strict;
+  warnings.add(field, "not held to the schema: the upstream holds answers only to schemas whose objects are closed and require every property");
+  return undefined;
+}
+
+/** A canonical tool as an OpenAI function tool, its arguments held to the schema (strict) when the caller asked and the schema allows. */
+function toolOf(tool: ToolDefinition, warnings: UpstreamWarnings): Record<string, unknown> {
   const fn: Record<string, unknown> = { name: tool.name, description: tool.description, parameters: tool.parameters };
-  if (tool.strict) fn.strict = true;
+  if (strictFor(tool.strict, tool.parameters, `strict (tool ${tool.name})`, warnings)) fn.strict = true;
   return { type: "function", function: fn };
 }
 
@@ -44,7 +68,7 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.seed !== undefined) body.seed = p.seed;
   if (p.topK !== undefined) warnings.add("top_k", "not supported by the upstream; ignored");
   if (request.tools) {
-    body.tools = request.tools.map(toolOf);
+    body.tools = request.tools.map((tool) => toolOf(tool, warnings));
   }
   if (request.toolChoice !== undefined) {
     body.tool_choice =
@@ -55,7 +79,8 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   const format = request.responseFormat;
   if (format?.type === "json") body.response_format = { type: "json_object" };
   else if (format?.type === "json_schema") {
-    body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } };
+    const strict = strictFor(format.strict, format.schema, "strict (response schema)", warnings);
+    body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(strict !== undefined ? { strict } : {}) } };
   }
   // OpenAI's end-user id field; `safety_identifier`, its newer name, is unknown to many compatible servers.
   if (request.endUser) body.user = request.endUser.id;
