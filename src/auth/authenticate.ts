@@ -4,6 +4,8 @@ import type { AppEnv } from "../app-env.ts";
 import type { Permission } from "./permissions.ts";
 import type { KeyCache, Principal } from "./key-cache.ts";
 import type { LastUsedTracker } from "./last-used.ts";
+import type { SettingsStore } from "../settings/settings-store.ts";
+import { maintenanceRefusal } from "../settings/maintenance.ts";
 
 /**
  * The key a request presents: `Authorization: Bearer`, or for SDK drop-in `x-api-key`
@@ -47,9 +49,19 @@ async function authenticate(c: Context<AppEnv>, options: AuthOptions, missingKey
   return principal;
 }
 
-/** Middleware for model endpoints: an API key (not a management key), with `permission` when given. */
-export function requireApiKey(options: AuthOptions, permission?: Permission): MiddlewareHandler<AppEnv> {
+/** What a model endpoint's gate reads: the keys, and the settings for maintenance mode. */
+interface ApiKeyOptions extends AuthOptions {
+  settings: Pick<SettingsStore, "current">;
+}
+
+/**
+ * Middleware for model endpoints: refused while the gateway is in maintenance, before any key
+ * is looked up, rate limited or held for; then an API key (not a management key), with
+ * `permission` when given.
+ */
+export function requireApiKey(options: ApiKeyOptions, permission?: Permission): MiddlewareHandler<AppEnv> {
   return async function apiKeyAuth(c, next) {
+    if (options.settings.current.features.maintenance_mode) throw maintenanceRefusal();
     const principal = await authenticate(c, options, "Missing API key; send 'Authorization: Bearer <API_KEY>'");
     if (principal.role !== "user") {
       throw new GatewayError(403, "Management keys cannot call model endpoints; use an API key");

@@ -8,7 +8,7 @@ import type { Services } from "../services.ts";
 
 /** GET /v1/balance (spec 4.5, Variant A only): the calling key's account. */
 export function balanceRoutes(services: Services) {
-  const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now });
+  const auth = requireApiKey(services);
   return new Hono<AppEnv>().get("/v1/balance", auth, async (c) => {
     const user = await services.db
       .selectFrom("users")

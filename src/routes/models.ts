@@ -74,7 +74,7 @@ const speaksAnthropic = (c: Context<AppEnv>) => c.req.header("anthropic-version"
  * in Gemini's shape for the genai SDK.
  */
 export function modelRoutes(services: Services) {
-  const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now });
+  const auth = requireApiKey(services);
   const find = (c: Context<AppEnv>, id: string) => {
     const model = usableModel(services, c.get("principal"), id);
     if (!model) throw notFound(id);

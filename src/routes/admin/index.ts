@@ -13,7 +13,7 @@ import { adminPriceRoutes } from "./prices.ts";
 /** Everything under /v1/admin, behind a management key. */
 export function adminRoutes(services: Services) {
   const admin = new Hono<AppEnv>();
-  admin.use("*", requireManagementKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now }));
+  admin.use("*", requireManagementKey(services));
   for (const routes of [
     adminSettingsRoutes,
     adminChannelRoutes,

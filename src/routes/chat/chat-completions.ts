@@ -13,8 +13,7 @@ import { serveChat } from "./serve-chat.ts";
 
 /** POST /v1/chat/completions (spec 4.1), plain and streamed. */
 export function chatCompletionsRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/chat/completions", requireApiKey(auth, "chat"), async (c) => {
+  return new Hono<AppEnv>().post("/v1/chat/completions", requireApiKey(services, "chat"), async (c) => {
     const body = parseOrThrow(ChatCompletionRequestSchema, await readJsonBody(c.req.raw));
     const request = applyVariantDefaults(convertOpenAiChatRequestToCanonical(body), services.config.variant);
     const includeUsage = body.stream_options?.include_usage === true;

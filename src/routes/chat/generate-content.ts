@@ -18,8 +18,7 @@ import { serveTokenCount } from "./serve-token-count.ts";
  * always SSE, as `?alt=sse` asks and the Gemini SDKs request.
  */
 export function generateContentRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", requireApiKey(auth, "chat"), async (c) => {
+  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", requireApiKey(services, "chat"), async (c) => {
     const target = c.req.param("target");
     const colon = target.lastIndexOf(":");
     const model = target.slice(0, colon);

@@ -23,9 +23,8 @@ function withCallerBeta(c: Context<AppEnv>, request: ChatRequest): ChatRequest {
  * POST /v1/messages/count_tokens, the input tokens of such a prompt (`{"input_tokens": N}`).
  */
 export function messagesRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
   return new Hono<AppEnv>()
-    .post("/v1/messages", requireApiKey(auth, "chat"), async (c) => {
+    .post("/v1/messages", requireApiKey(services, "chat"), async (c) => {
       const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
       return serveChat(c, services, withCallerBeta(c, convertAnthropicRequestToCanonical(body)), {
         renderResponse: convertCanonicalToAnthropicResponse,
@@ -34,7 +33,7 @@ export function messagesRoutes(services: Services) {
         modelField: "model",
       });
     })
-    .post("/v1/messages/count_tokens", requireApiKey(auth, "chat"), async (c) => {
+    .post("/v1/messages/count_tokens", requireApiKey(services, "chat"), async (c) => {
       const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
       return serveTokenCount(c, services, withCallerBeta(c, convertAnthropicPromptToCanonical(body)), (inputTokens) => ({ input_tokens: inputTokens }));
     });

@@ -33,8 +33,7 @@ const EmbeddingsRequestSchema = v.object({
 
 /** POST /v1/embeddings (spec 4.6). */
 export function embeddingsRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(auth, "embeddings"), async (c) => {
+  return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(services, "embeddings"), async (c) => {
     const body = parseOrThrow(EmbeddingsRequestSchema, await readJsonBody(c.req.raw));
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
     const estimatedTokens = inputs.reduce((sum, text) => sum + estimateTokens(text), 0);

@@ -54,8 +54,7 @@ function imageView(image: GeneratedImage, format: "url" | "b64_json") {
 
 /** POST /v1/images/generations (spec 4.8), priced per image by size and quality. */
 export function imagesRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(auth, "images"), async (c) => {
+  return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(services, "images"), async (c) => {
     const body = parseOrThrow(ImagesRequestSchema, await readJsonBody(c.req.raw));
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "image");
     const size = checkedSize(model, services.prices.get(model), body.size, body.quality);

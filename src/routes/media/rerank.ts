@@ -27,8 +27,7 @@ const RerankRequestSchema = v.object({
 
 /** POST /v1/rerank (spec 4.7): documents ordered by relevance to the query, highest first. */
 export function rerankRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/rerank", requireApiKey(auth, "rerank"), async (c) => {
+  return new Hono<AppEnv>().post("/v1/rerank", requireApiKey(services, "rerank"), async (c) => {
     const body = parseOrThrow(RerankRequestSchema, await readJsonBody(c.req.raw));
     const topN = body.top_n ?? body.documents.length;
     if (topN > body.documents.length) throw badRequest(`Invalid 'top_n': must be at most the number of documents (${body.documents.length})`);

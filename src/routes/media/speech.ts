@@ -38,8 +38,7 @@ const SpeechRequestSchema = v.object({
  * halfway still pays for the whole text, which the upstream was asked to speak and bills.
  */
 export function speechRoutes(services: Services) {
-  const auth = { keys: services.keys, lastUsed: services.lastUsed, now: services.now };
-  return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(auth, "audio"), async (c) => {
+  return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(services, "audio"), async (c) => {
     const body = parseOrThrow(SpeechRequestSchema, await readJsonBody(c.req.raw));
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "speech");
     const usage = { inputTokens: 0, outputTokens: 0, characters: characterCount(body.input) };

@@ -69,7 +69,7 @@ function billedSeconds(result: TranscriptionResult, probe: AudioProbe): number {
  * per minute. The temp file is removed once the response is built, whatever happened.
  */
 export function transcriptionRoutes(services: Services) {
-  const auth = requireApiKey({ keys: services.keys, lastUsed: services.lastUsed, now: services.now }, "audio");
+  const auth = requireApiKey(services, "audio");
   const serve = (task: TranscriptTask) => async (c: Context<AppEnv>) => {
     const upload = await receive(c, services);
     try {
