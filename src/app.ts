@@ -5,6 +5,7 @@ import { errorBody } from "./errors/gateway-error.ts";
 import { renderError } from "./errors/render-error.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
+import { accessLog } from "./middleware/access-log.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { balanceRoutes } from "./routes/balance.ts";
@@ -21,6 +22,9 @@ import { TRANSCRIPTION_PATHS, transcriptionRoutes } from "./routes/media/transcr
 /** The runtime-neutral HTTP app: every route, middleware and the one error renderer. */
 export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  // Outermost, so its duration and status include every other step; left out entirely when
+  // off, so a request pays nothing for it.
+  if (services.config.logRequests) app.use("*", accessLog(services.log, services.now));
   app.use("*", requestId());
   app.use("*", bodyLimit(services.config.maxBodyBytes, TRANSCRIPTION_PATHS));
   app.route("/", healthRoutes(services));

@@ -65,6 +65,7 @@ export interface Config {
   breakerCooldownMs: number;
   /** How often other instances' admin changes are looked for (cache invalidation). */
   cachePollMs: number;
+  /** One access log line per request, written when its response head is ready. */
   logRequests: boolean;
 }
 
