@@ -1,7 +1,10 @@
+import { afterEach, beforeEach } from "bun:test";
 import { Database as SqliteReader } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { sleep } from "../helpers/common.ts";
+import { bearer, sleep } from "../helpers/common.ts";
 
 export { bearer, sleep } from "../helpers/common.ts";
 
@@ -30,6 +33,13 @@ export async function waitFor<T>(what: string, probe: () => Promise<T> | T, time
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
     await sleep(everyMs);
   }
+}
+
+/** Waits until `gw` serves `model` (its channel and price) and knows `key`, all set up through another instance. */
+export async function waitUntilServing(gw: GatewayProcess, model: string, key: string): Promise<void> {
+  await waitFor("the channel on every instance", async () => (await gw.admin("GET", "/v1/admin/channels")).body.channels.some((c: any) => c.models.includes(model)));
+  await waitFor("the price on every instance", async () => (await gw.admin("GET", "/v1/admin/prices")).body.prices.some((p: any) => p.model === model));
+  await waitFor("the key on every instance", async () => (await gw.fetch("/v1/balance", { headers: bearer(key) })).status === 200);
 }
 
 /** The environment of a spawned gateway: the test's own minus any GATEWAY_/DATABASE_ settings. */
@@ -163,6 +173,31 @@ export async function spawnGateway(dir: string, env: Record<string, string> = {}
       await proc.exited;
     },
   };
+}
+
+/** Two gateway processes sharing one database file in a new folder. */
+export interface ProcessPair {
+  dir: string;
+  a: GatewayProcess;
+  b: GatewayProcess;
+}
+
+/**
+ * Gives each test of the file a new ProcessPair, started before it and killed (with its
+ * folder removed) after it. Read the pair's fields inside the tests: they change each test.
+ */
+export function processPairEachTest(folderPrefix: string): ProcessPair {
+  const pair = {} as ProcessPair;
+  beforeEach(async () => {
+    pair.dir = mkdtempSync(join(tmpdir(), folderPrefix));
+    pair.a = await spawnGateway(pair.dir);
+    pair.b = await spawnGateway(pair.dir);
+  }, 30_000);
+  afterEach(async () => {
+    await killAllSpawned();
+    rmSync(pair.dir, { recursive: true, force: true });
+  });
+  return pair;
 }
 
 /**

@@ -1,19 +1,14 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import {
   accountBooks,
   bearer,
   EXACT_COST_MICROS,
   exactCostBody,
-  killAllSpawned,
   openReadOnly,
   PRICE_BODY,
+  processPairEachTest,
   runDoctorCli,
-  spawnGateway,
-  waitFor,
-  type GatewayProcess,
+  waitUntilServing,
 } from "./_support.ts";
 import { LeaseBook } from "../../src/billing/lease-book.ts";
 
@@ -29,23 +24,11 @@ import { LeaseBook } from "../../src/billing/lease-book.ts";
 
 const MODEL = "m1";
 
-let dir: string;
-let a: GatewayProcess;
-let b: GatewayProcess;
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), "billing-two-processes-"));
-  a = await spawnGateway(dir);
-  b = await spawnGateway(dir);
-}, 30_000);
-
-afterEach(async () => {
-  await killAllSpawned();
-  rmSync(dir, { recursive: true, force: true });
-});
+const pair = processPairEachTest("billing-two-processes-");
 
 for (const [N, TOTAL, leased] of [[137, 1000, false], [1500, 2400, true]] as const) {
   test(`${TOTAL} requests over two processes sharing a database: exactly ${N} succeed, the rest get 402, books balance (${leased ? "leases" : "hold rows"})`, async () => {
+    const { dir, a, b } = pair;
     // Admin set-up through process A; B learns of it through the change feed.
     const channel = await a.admin("POST", "/v1/admin/channels", { name: "mock", type: "mock", models: [MODEL] });
     expect(channel.status).toBe(201);
@@ -61,11 +44,7 @@ for (const [N, TOTAL, leased] of [[137, 1000, false], [1500, 2400, true]] as con
     const key = token.body.key as string;
 
     // Both processes must know the channel, the price and the key before the burst.
-    for (const gw of [a, b]) {
-      await waitFor("the channel on every instance", async () => (await gw.admin("GET", "/v1/admin/channels")).body.channels.some((c: any) => c.models.includes(MODEL)));
-      await waitFor("the price on every instance", async () => (await gw.admin("GET", "/v1/admin/prices")).body.prices.some((p: any) => p.model === MODEL));
-      await waitFor("the key on every instance", async () => (await gw.fetch("/v1/balance", { headers: bearer(key) })).status === 200);
-    }
+    for (const gw of [a, b]) await waitUntilServing(gw, MODEL, key);
 
     // Released together: every request is in flight before any answer is awaited.
     const body = JSON.stringify(exactCostBody(MODEL));
