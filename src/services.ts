@@ -102,7 +102,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     rateLimiter: new RateLimiter(deps.now),
     chat: new ChatDispatcher(upstreams),
     media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
-    changes: new ChangeFeed(deps.db, reload),
+    changes: new ChangeFeed(deps.db, { reload, instancesChanged: () => instance.countPeers() }),
     draining: false,
   };
   await reload();

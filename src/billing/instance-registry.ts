@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
 import { newId } from "../lib/random-id.ts";
+import { announceInstancesChanged } from "../state/change-feed.ts";
 
 /** What the runtime tells about this process, to recognise crashed siblings on one host. */
 export interface ProcessIdentity {
@@ -18,10 +19,12 @@ const STALE_AFTER_MS = 15_000;
  * Registers this gateway process in the database with a heartbeat, and releases the holds and
  * balance leases of instances that died (killed, crashed): at start, and on every heartbeat
  * after it. On one host a dead process is recognised at once by its pid; elsewhere by its
- * stale heartbeat.
+ * stale heartbeat. It also counts the other live instances, so that work only instances
+ * sharing a database need can cost nothing to one alone.
  */
 export class InstanceRegistry {
   readonly id = newId("inst");
+  #peers = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -31,13 +34,28 @@ export class InstanceRegistry {
     private readonly onDeclaredDead: () => void = () => {},
   ) {}
 
-  /** Records this instance as alive. */
+  /**
+   * Whether no other live instance shares the database, as last counted: at start, on every
+   * heartbeat, and within one poll of the change feed after an instance registered or retired.
+   */
+  get alone(): boolean {
+    return this.#peers === 0;
+  }
+
+  /** Records this instance as alive, and tells the others it is there. */
   async register(): Promise<void> {
     const at = this.now();
     await this.db
       .insertInto("instances")
       .values({ id: this.id, host: this.identity.host, pid: this.identity.pid, started_at: at, heartbeat_at: at })
       .execute();
+    await announceInstancesChanged(this.db);
+  }
+
+  /** Counts the other live instances again (the change feed saw one register, retire or die). */
+  async countPeers(): Promise<void> {
+    const others = await this.db.selectFrom("instances").select(["host", "pid", "heartbeat_at"]).where("id", "!=", this.id).execute();
+    this.#peers = others.filter((instance) => !this.#isDead(instance)).length;
   }
 
   /**
@@ -73,6 +91,7 @@ export class InstanceRegistry {
       const known = new Map(instances.map((i) => [i.id, i]));
       const dead = new Set<string>();
       for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
+      this.#peers = instances.length - dead.size;
       for (const { instance_id } of orphanedBy) if (!known.has(instance_id)) dead.add(instance_id);
       if (dead.size === 0) return 0;
       const holds = await trx.selectFrom("holds").selectAll().where("instance_id", "in", [...dead]).execute();
@@ -94,17 +113,21 @@ export class InstanceRegistry {
       }
       await trx.deleteFrom("balance_leases").where("instance_id", "in", [...dead]).execute();
       await trx.deleteFrom("instances").where("id", "in", [...dead]).execute();
+      await announceInstancesChanged(trx);
       return holds.length;
     });
   }
 
   /**
-   * Removes this instance's record at shutdown, after its leases were closed. What requests
-   * still in flight hold (past the drain timeout) stays reserved until another instance finds
-   * the record gone and drops it with the rest.
+   * Removes this instance's record at shutdown, after its leases were closed, and tells the
+   * others it is gone. What requests still in flight hold (past the drain timeout) stays
+   * reserved until another instance finds the record gone and drops it with the rest.
    */
   async retire(): Promise<void> {
-    await this.db.deleteFrom("instances").where("id", "=", this.id).execute();
+    await writeTransaction(this.db, async (trx) => {
+      await trx.deleteFrom("instances").where("id", "=", this.id).execute();
+      await announceInstancesChanged(trx);
+    });
   }
 
   #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {

@@ -1,40 +1,65 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 
-const EPOCH_KEY = "cache_epoch";
+/** Moved by every admin write. */
+const CACHE_EPOCH = "cache_epoch";
+/** Moved when an instance registers, retires or is found dead. */
+const INSTANCES_EPOCH = "instances_epoch";
 
-/** Bumps the change counter, so every instance reloads its in-memory state. */
-export async function announceChange(db: Kysely<Database>): Promise<void> {
-  await sql`insert into settings (key, value_json) values (${EPOCH_KEY}, '1')
+async function bumpCounter(db: Kysely<Database>, key: string): Promise<void> {
+  await sql`insert into settings (key, value_json) values (${key}, '1')
     on conflict (key) do update set value_json = cast(value_json as integer) + 1`.execute(db);
 }
 
+/** Bumps the change counter, so every instance reloads its in-memory state. */
+export function announceChange(db: Kysely<Database>): Promise<void> {
+  return bumpCounter(db, CACHE_EPOCH);
+}
+
+/** Bumps the instances counter, so every instance counts the others again. */
+export function announceInstancesChanged(db: Kysely<Database>): Promise<void> {
+  return bumpCounter(db, INSTANCES_EPOCH);
+}
+
+/** What the feed tells the instance; each returns once it has acted. */
+export interface ChangeListeners {
+  /** Admin data changed: reload keys, channels, prices and settings. */
+  reload(): Promise<void>;
+  /** An instance started, stopped or was found dead. */
+  instancesChanged(): Promise<void>;
+}
+
+interface Epochs {
+  cache: number;
+  instances: number;
+}
+
 /**
- * Tells instances sharing a database that admin data changed. Each admin write bumps a
- * counter; every instance polls it (one tiny read per interval) and reloads its in-memory
- * keys, channels, prices and settings when it moved.
+ * Tells instances sharing a database what the others changed. Each admin write bumps one
+ * counter, and an instance that starts, stops or is found dead bumps another; every instance
+ * polls both (one tiny read per interval) and reloads its in-memory keys, channels, prices and
+ * settings, or counts the other instances again, when one moved.
  */
 export class ChangeFeed {
-  #seen = -1;
+  #seen: Epochs = { cache: -1, instances: -1 };
   #timer: ReturnType<typeof setInterval> | undefined;
+  #polling = false;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly reload: () => Promise<void>,
+    private readonly listeners: ChangeListeners,
   ) {}
 
   /** Records a change made by this instance and reloads now. */
   async bump(): Promise<void> {
     await announceChange(this.db);
-    this.#seen = await this.#read();
-    await this.reload();
+    this.#seen.cache = (await this.#read()).cache;
+    await this.listeners.reload();
   }
 
   /** Starts polling every `intervalMs`. */
   start(intervalMs: number): void {
-    this.#timer = setInterval(() => {
-      this.#check().catch(() => {});
-    }, intervalMs);
+    this.#timer = setInterval(() => void this.#poll(), intervalMs);
     // Polling must not keep a draining process alive.
     (this.#timer as { unref?: () => void }).unref?.();
   }
@@ -43,20 +68,38 @@ export class ChangeFeed {
     clearInterval(this.#timer);
   }
 
-  /** Reads the current counter as the baseline. */
+  /** Reads the current counters as the baseline. */
   async init(): Promise<void> {
     this.#seen = await this.#read();
   }
 
-  async #check(): Promise<void> {
-    const epoch = await this.#read();
-    if (epoch === this.#seen) return;
-    this.#seen = epoch;
-    await this.reload();
+  async #poll(): Promise<void> {
+    // A poll held up by a busy database is not joined by the next ones.
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      await this.#check().catch(() => {});
+    } finally {
+      this.#polling = false;
+    }
   }
 
-  async #read(): Promise<number> {
-    const row = await this.db.selectFrom("settings").select("value_json").where("key", "=", EPOCH_KEY).executeTakeFirst();
-    return row ? Number(row.value_json) : 0;
+  async #check(): Promise<void> {
+    const epochs = await this.#read();
+    if (epochs.instances !== this.#seen.instances) {
+      this.#seen.instances = epochs.instances;
+      await this.listeners.instancesChanged();
+    }
+    if (epochs.cache !== this.#seen.cache) {
+      this.#seen.cache = epochs.cache;
+      await this.listeners.reload();
+    }
+  }
+
+  async #read(): Promise<Epochs> {
+    const rows = await this.db.selectFrom("settings").select(["key", "value_json"]).where("key", "in", [CACHE_EPOCH, INSTANCES_EPOCH]).execute();
+    const epochs: Epochs = { cache: 0, instances: 0 };
+    for (const row of rows) epochs[row.key === CACHE_EPOCH ? "cache" : "instances"] = Number(row.value_json);
+    return epochs;
   }
 }

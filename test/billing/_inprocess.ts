@@ -4,6 +4,7 @@ import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upst
 import { checkLedger } from "../../src/billing/check-ledger.ts";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { bearer, PRICE_BODY, waitFor } from "./_support.ts";
+import type { ProcessIdentity } from "../../src/billing/instance-registry.ts";
 
 /** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
 
@@ -72,4 +73,26 @@ export async function onlyUsageRowOf(gw: TestGateway, response: Response) {
   const rows = await gw.database.db.selectFrom("usage_logs").selectAll().where("request_id", "=", response.headers.get("x-request-id")!).execute();
   expect(rows).toHaveLength(1);
   return rows[0]!;
+}
+
+/** Identities for gateways of one test process whose liveness the test decides: a pid ended is dead to the others. */
+export function fakeProcesses(host: string): { identity(pid: number): ProcessIdentity; end(pid: number): void } {
+  const running = new Set<number>();
+  return {
+    identity(pid) {
+      running.add(pid);
+      return { host, pid, isAlive: (other) => running.has(other) };
+    },
+    end: (pid) => void running.delete(pid),
+  };
+}
+
+/** Runs `gw`'s change feed, as a running gateway does, until `gw` counts itself `alone` (or not). */
+export async function whenFeedSees(gw: TestGateway, alone: boolean): Promise<void> {
+  gw.services.changes.start(20);
+  try {
+    await waitFor(`${alone ? "no other" : "another"} instance seen`, () => gw.services.instance.alone === alone);
+  } finally {
+    gw.services.changes.stop();
+  }
 }
