@@ -19,6 +19,7 @@ import { HoldBatcher } from "./billing/hold-batcher.ts";
 import { LeaseBook } from "./billing/lease-book.ts";
 import { WriteTurn } from "./db/write-turn.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
+import { RateExchange } from "./limits/rate-exchange.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
@@ -56,6 +57,8 @@ export interface Services extends GatewayDeps {
   breaker: ChannelBreaker;
   holds: HoldBatcher;
   rateLimiter: RateLimiter;
+  /** Charges this instance's rate limits with what other instances sharing the database admitted. */
+  rateExchange: RateExchange;
   instance: InstanceRegistry;
   changes: ChangeFeed;
   /** True once shutdown began: /ready answers 503. */
@@ -78,6 +81,8 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   // Holds and settlements queued in one event-loop turn share one commit.
   const writeTurn = new WriteTurn(deps.db, deps.sql);
   const leases = new LeaseBook(() => instance.id, deps.now);
+  const rateLimiter = new RateLimiter(deps.now);
+  const rateExchange = new RateExchange(deps.db, rateLimiter, instance, deps.now);
   const upstreams: UpstreamDeps = {
     channels,
     breaker,
@@ -99,10 +104,11 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     breaker,
     instance,
     holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
-    rateLimiter: new RateLimiter(deps.now),
+    rateLimiter,
+    rateExchange,
     chat: new ChatDispatcher(upstreams),
     media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
-    changes: new ChangeFeed(deps.db, { reload, instancesChanged: () => instance.countPeers() }),
+    changes: new ChangeFeed(deps.db, { reload, instancesChanged: () => instance.countPeers(), afterPoll: () => rateExchange.run() }),
     draining: false,
   };
   await reload();

@@ -16,11 +16,11 @@ export interface ProcessIdentity {
 const STALE_AFTER_MS = 15_000;
 
 /**
- * Registers this gateway process in the database with a heartbeat, and releases the holds and
- * balance leases of instances that died (killed, crashed): at start, and on every heartbeat
- * after it. On one host a dead process is recognised at once by its pid; elsewhere by its
- * stale heartbeat. It also counts the other live instances, so that work only instances
- * sharing a database need can cost nothing to one alone.
+ * Registers this gateway process in the database with a heartbeat, and releases the holds,
+ * balance leases and rate-limit counts of instances that died (killed, crashed): at start, and
+ * on every heartbeat after it. On one host a dead process is recognised at once by its pid;
+ * elsewhere by its stale heartbeat. It also counts the other live instances, so that work
+ * only instances sharing a database need (the rate-limit exchange) costs nothing to one alone.
  */
 export class InstanceRegistry {
   readonly id = newId("inst");
@@ -73,11 +73,11 @@ export class InstanceRegistry {
   }
 
   /**
-   * Refunds every hold of a dead instance in full, drops its leases and forgets the instance;
-   * returns how many holds were refunded. A lease moved no money by itself: the holds drawn on
-   * it reach the ledger only when their request finishes, which a dead instance's never will.
-   * Everything is read inside the write transaction, so an instance that registers meanwhile
-   * is never mistaken for an unknown, dead one.
+   * Refunds every hold of a dead instance in full, drops its leases and rate-limit counts and
+   * forgets the instance; returns how many holds were refunded. A lease moved no money by
+   * itself: the holds drawn on it reach the ledger only when their request finishes, which a
+   * dead instance's never will. Everything is read inside the write transaction, so an
+   * instance that registers meanwhile is never mistaken for an unknown, dead one.
    */
   async releaseOrphanedHolds(): Promise<number> {
     return writeTransaction(this.db, async (trx) => {
@@ -87,6 +87,7 @@ export class InstanceRegistry {
         .select("instance_id")
         .where("instance_id", "!=", this.id)
         .union(trx.selectFrom("balance_leases").select("instance_id").where("instance_id", "!=", this.id))
+        .union(trx.selectFrom("rate_usage").select("instance_id").where("instance_id", "!=", this.id))
         .execute();
       const known = new Map(instances.map((i) => [i.id, i]));
       const dead = new Set<string>();
@@ -112,6 +113,7 @@ export class InstanceRegistry {
         await trx.deleteFrom("holds").where("id", "=", hold.id).execute();
       }
       await trx.deleteFrom("balance_leases").where("instance_id", "in", [...dead]).execute();
+      await trx.deleteFrom("rate_usage").where("instance_id", "in", [...dead]).execute();
       await trx.deleteFrom("instances").where("id", "in", [...dead]).execute();
       await announceInstancesChanged(trx);
       return holds.length;
@@ -119,12 +121,13 @@ export class InstanceRegistry {
   }
 
   /**
-   * Removes this instance's record at shutdown, after its leases were closed, and tells the
-   * others it is gone. What requests still in flight hold (past the drain timeout) stays
-   * reserved until another instance finds the record gone and drops it with the rest.
+   * Removes this instance's record and rate-limit counts at shutdown, after its leases were
+   * closed, and tells the others it is gone. What requests still in flight hold (past the drain
+   * timeout) stays reserved until another instance finds the record gone and drops it with the rest.
    */
   async retire(): Promise<void> {
     await writeTransaction(this.db, async (trx) => {
+      await trx.deleteFrom("rate_usage").where("instance_id", "=", this.id).execute();
       await trx.deleteFrom("instances").where("id", "=", this.id).execute();
       await announceInstancesChanged(trx);
     });

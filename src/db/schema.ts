@@ -17,6 +17,7 @@ export interface Database {
   holds: HoldsTable;
   instances: InstancesTable;
   balance_leases: BalanceLeasesTable;
+  rate_usage: RateUsageTable;
 }
 
 export interface HoldsTable {
@@ -36,6 +37,20 @@ export interface BalanceLeasesTable {
   amount_micros: number;
   /** 1 while the instance grants holds from it; 0 once all that is left is in flight. */
   open: number;
+  updated_at: number;
+}
+
+/** One instance's running totals for one rate-limit bucket since the row was made. */
+export interface RateUsageTable {
+  instance_id: string;
+  /** `user:<id>` or `key:<id>`, as the rate limiter names its buckets. */
+  bucket: string;
+  requests: number;
+  /** Net of settlement: a reservation settled to actual usage counts the actual. */
+  tokens: number;
+  /** The bucket's limits at the instance that wrote the row; 0: none. */
+  requests_per_minute: number;
+  tokens_per_minute: number;
   updated_at: number;
 }
 

@@ -34,15 +34,32 @@ function duration(ms: number): string {
   return `${Math.floor(seconds / 60)}m${Number((seconds % 60).toFixed(3))}s`;
 }
 
+/** What one bucket admitted, for the exchange between instances (see RateExchange), with its limits. */
+export interface BucketUsage extends Limits {
+  /** `user:<id>`, or `key:<id>` for a key with its own limits. */
+  bucket: string;
+  requests: number;
+  /** Net of settlement: a reservation settled to actual usage counts the actual. */
+  tokens: number;
+}
+
 interface Buckets {
   requests: TokenBucket | null;
   tokens: TokenBucket | null;
+  /**
+   * Admitted here since the exchange last took it. One object for the life of the bucket's
+   * name, kept when a change of limits makes new buckets, so a request admitted before the
+   * change still settles into it.
+   */
+  admitted: { requests: number; tokens: number };
 }
 
 /**
- * Requests-per-minute and tokens-per-minute limits, in memory per instance. Counted per
- * account, except for a key with its own override, which has buckets of its own. A token
- * limit reserves the request's estimate (prompt + max_tokens) and settles to actual usage.
+ * Requests-per-minute and tokens-per-minute limits, in memory. Counted per account, except for
+ * a key with its own override, which has buckets of its own. A token limit reserves the
+ * request's estimate (prompt + max_tokens) and settles to actual usage. Instances sharing a
+ * database charge each other's admissions through RateExchange, off the request path: here
+ * each admission only adds to its bucket's counts.
  */
 export class RateLimiter {
   #buckets = new Map<string, Buckets>();
@@ -67,23 +84,69 @@ export class RateLimiter {
     }
     buckets.requests?.tryTake(1, now);
     buckets.tokens?.tryTake(tokens, now);
+    const { admitted } = buckets;
+    admitted.requests += 1;
+    admitted.tokens += tokens;
     return {
       headers: this.#headers(buckets, now),
-      settle: (actual) => buckets.tokens?.adjust(tokens - actual, this.now()),
+      settle: (actual) => {
+        buckets.tokens?.adjust(tokens - actual, this.now());
+        admitted.tokens += actual - tokens;
+      },
     };
   }
 
-  #bucketsFor(id: string, limits: Limits, now: number): Buckets {
-    let buckets = this.#buckets.get(id);
-    // A changed limit starts a fresh bucket at the new capacity.
-    if (!buckets || (buckets.requests?.capacity ?? 0) !== limits.requestsPerMinute || (buckets.tokens?.capacity ?? 0) !== limits.tokensPerMinute) {
-      buckets = {
-        requests: limits.requestsPerMinute > 0 ? new TokenBucket(limits.requestsPerMinute, now) : null,
-        tokens: limits.tokensPerMinute > 0 ? new TokenBucket(limits.tokensPerMinute, now) : null,
-      };
-      this.#buckets.set(id, buckets);
+  /** What each bucket with a limit admitted since the last take; its counts start again from 0. */
+  takeAdmitted(): BucketUsage[] {
+    const taken: BucketUsage[] = [];
+    for (const [bucket, buckets] of this.#buckets) {
+      const { admitted } = buckets;
+      if ((admitted.requests === 0 && admitted.tokens === 0) || (!buckets.requests && !buckets.tokens)) continue;
+      taken.push({ bucket, requests: admitted.requests, tokens: admitted.tokens, ...this.#limitsOf(buckets) });
+      admitted.requests = 0;
+      admitted.tokens = 0;
     }
-    return buckets;
+    return taken;
+  }
+
+  /** Counts `taken` again, to be taken next time: the exchange that took it did not commit. */
+  returnAdmitted(taken: readonly BucketUsage[]): void {
+    for (const usage of taken) {
+      const admitted = this.#buckets.get(usage.bucket)?.admitted;
+      if (!admitted) continue;
+      admitted.requests += usage.requests;
+      admitted.tokens += usage.tokens;
+    }
+  }
+
+  /**
+   * Charges a bucket with what other instances admitted from it: a debit that may put it in
+   * debt (a credit, for tokens settled below their reservation, never fills it past capacity).
+   * A bucket this instance has not served yet is made at the other instance's limits, so its
+   * first request here finds the charge; one it has keeps its own limits.
+   */
+  chargeShared(usage: BucketUsage): void {
+    const now = this.now();
+    const buckets = this.#buckets.get(usage.bucket) ?? this.#bucketsFor(usage.bucket, usage, now);
+    buckets.requests?.adjust(-usage.requests, now);
+    buckets.tokens?.adjust(-usage.tokens, now);
+  }
+
+  #limitsOf(buckets: Buckets): Limits {
+    return { requestsPerMinute: buckets.requests?.capacity ?? 0, tokensPerMinute: buckets.tokens?.capacity ?? 0 };
+  }
+
+  #bucketsFor(id: string, limits: Limits, now: number): Buckets {
+    const buckets = this.#buckets.get(id);
+    if (buckets && (buckets.requests?.capacity ?? 0) === limits.requestsPerMinute && (buckets.tokens?.capacity ?? 0) === limits.tokensPerMinute) return buckets;
+    // A changed limit starts a fresh bucket at the new capacity.
+    const fresh: Buckets = {
+      requests: limits.requestsPerMinute > 0 ? new TokenBucket(limits.requestsPerMinute, now) : null,
+      tokens: limits.tokensPerMinute > 0 ? new TokenBucket(limits.tokensPerMinute, now) : null,
+      admitted: buckets?.admitted ?? { requests: 0, tokens: 0 },
+    };
+    this.#buckets.set(id, fresh);
+    return fresh;
   }
 
   #headers(buckets: Buckets, now: number): Record<string, string> {

@@ -27,6 +27,8 @@ export interface ChangeListeners {
   reload(): Promise<void>;
   /** An instance started, stopped or was found dead. */
   instancesChanged(): Promise<void>;
+  /** After every poll, whatever it found: work that keeps the same cadence (the rate-limit exchange). */
+  afterPoll(): Promise<void>;
 }
 
 interface Epochs {
@@ -79,6 +81,7 @@ export class ChangeFeed {
     this.#polling = true;
     try {
       await this.#check().catch(() => {});
+      await this.listeners.afterPoll().catch(() => {});
     } finally {
       this.#polling = false;
     }

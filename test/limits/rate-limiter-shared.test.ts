@@ -1,0 +1,108 @@
+import { expect, test } from "bun:test";
+import type { Principal } from "../../src/auth/key-cache.ts";
+import { GatewayError } from "../../src/errors/gateway-error.ts";
+import { RateLimiter, type Limits } from "../../src/limits/rate-limiter.ts";
+
+/**
+ * What the rate limiter gives and takes for the exchange between instances: the counts of what
+ * each bucket admitted (tokens net of settlement), and the charge of what others admitted.
+ */
+
+const clock = Date.parse("2026-11-21T10:00:00Z");
+const limiter = () => new RateLimiter(() => clock);
+
+function principal(userId: string, own: Partial<Limits> = {}): Principal {
+  return {
+    tokenId: `tok_${userId}`,
+    role: "user",
+    tokenStatus: "active",
+    expiresAt: null,
+    permissions: new Set(),
+    models: null,
+    requestsPerMinute: own.requestsPerMinute ?? null,
+    tokensPerMinute: own.tokensPerMinute ?? null,
+    userId,
+    userStatus: "active",
+    plan: "free",
+  };
+}
+
+const FREE: Limits = { requestsPerMinute: 10, tokensPerMinute: 1000 };
+
+function refusal(run: () => unknown): GatewayError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error("admitted");
+}
+
+test("admissions are counted per bucket, tokens net of settlement, and a take starts the counts again", () => {
+  const rates = limiter();
+  const first = rates.admit(principal("u1"), FREE, 100);
+  rates.admit(principal("u1"), FREE, 50);
+  rates.admit(principal("u2", { requestsPerMinute: 5 }), { ...FREE, requestsPerMinute: 5 }, 0);
+  first.settle(30);
+  expect(rates.takeAdmitted()).toEqual([
+    { bucket: "user:u1", requests: 2, tokens: 80, requestsPerMinute: 10, tokensPerMinute: 1000 },
+    { bucket: "key:tok_u2", requests: 1, tokens: 0, requestsPerMinute: 5, tokensPerMinute: 1000 },
+  ]);
+  expect(rates.takeAdmitted()).toEqual([]);
+  // A settlement after the take is counted for the next one; a bucket without limits is never sent.
+  rates.admit(principal("u3"), { requestsPerMinute: 0, tokensPerMinute: 0 }, 10);
+  rates.admit(principal("u1"), FREE, 40).settle(100);
+  expect(rates.takeAdmitted()).toEqual([{ bucket: "user:u1", requests: 1, tokens: 100, requestsPerMinute: 10, tokensPerMinute: 1000 }]);
+});
+
+test("what an exchange took and could not write is counted again", () => {
+  const rates = limiter();
+  rates.admit(principal("u1"), FREE, 100);
+  const taken = rates.takeAdmitted();
+  rates.admit(principal("u1"), FREE, 5);
+  rates.returnAdmitted(taken);
+  expect(rates.takeAdmitted()).toEqual([{ bucket: "user:u1", requests: 2, tokens: 105, requestsPerMinute: 10, tokensPerMinute: 1000 }]);
+});
+
+test("a charge from other instances is taken from the bucket, into debt, and lengthens Retry-After", () => {
+  const rates = limiter();
+  rates.admit(principal("u1"), FREE, 0);
+  rates.chargeShared({ bucket: "user:u1", requests: 14, tokens: 0, ...FREE });
+  const limited = refusal(() => rates.admit(principal("u1"), FREE, 0));
+  expect(limited.status).toBe(429);
+  expect(limited.message).toContain("requests per minute");
+  // 15 taken from 10: 5 in debt, so one request is 6 refills of 6 s away.
+  expect(limited.headers?.["retry-after"]).toBe("36");
+  expect(limited.headers?.["x-ratelimit-remaining-requests"]).toBe("0");
+  // A charge is not an admission here: it is not sent on to the others.
+  expect(rates.takeAdmitted()).toEqual([{ bucket: "user:u1", requests: 1, tokens: 0, requestsPerMinute: 10, tokensPerMinute: 1000 }]);
+});
+
+test("a bucket not served here yet is made at the charged limits, so its first request here finds the charge", () => {
+  const rates = limiter();
+  rates.chargeShared({ bucket: "user:u9", requests: 10, tokens: 0, ...FREE });
+  expect(refusal(() => rates.admit(principal("u9"), FREE, 0)).status).toBe(429);
+  // Tokens: 950 of 1000 used elsewhere leaves 50, so a reservation of 60 waits.
+  rates.chargeShared({ bucket: "user:u8", requests: 1, tokens: 950, ...FREE });
+  expect(refusal(() => rates.admit(principal("u8"), FREE, 60)).message).toContain("tokens per minute");
+  expect(rates.admit(principal("u8"), FREE, 40).headers["x-ratelimit-remaining-tokens"]).toBe("10");
+});
+
+test("a credit of tokens settled below their reservation elsewhere never fills a bucket past its capacity", () => {
+  const rates = limiter();
+  rates.admit(principal("u1"), FREE, 600);
+  rates.chargeShared({ bucket: "user:u1", requests: 0, tokens: -300, ...FREE });
+  expect(rates.admit(principal("u1"), FREE, 0).headers["x-ratelimit-remaining-tokens"]).toBe("700");
+  rates.chargeShared({ bucket: "user:u1", requests: 0, tokens: -5000, ...FREE });
+  expect(rates.admit(principal("u1"), FREE, 0).headers["x-ratelimit-remaining-tokens"]).toBe("1000");
+});
+
+test("a charge at other limits (another instance has not reloaded a change yet) keeps this bucket's limits and counts", () => {
+  const rates = limiter();
+  rates.admit(principal("u1"), FREE, 0);
+  rates.chargeShared({ bucket: "user:u1", requests: 3, tokens: 0, requestsPerMinute: 600, tokensPerMinute: 0 });
+  const granted = rates.admit(principal("u1"), FREE, 0);
+  expect(granted.headers["x-ratelimit-limit-requests"]).toBe("10");
+  expect(granted.headers["x-ratelimit-remaining-requests"]).toBe("5");
+});
