@@ -21,8 +21,9 @@ export interface ExchangingInstance {
  * what its buckets admit (RateLimiter); every poll of the change feed, off the request path,
  * one write transaction adds what this instance admitted since the last exchange to its rows
  * of rate_usage, reads the other instances' rows, and charges each bucket here with what the
- * others admitted since the last read. So an instance sees everyone's admissions within one
- * poll interval, and a limit is exceeded by at most what the other instances admit in one.
+ * others admitted since the last read. So a limit is exceeded by at most what the other
+ * instances admit in two poll intervals (one for them to write it, one for this instance to
+ * read it).
  *
  * An instance alone on its database neither writes nor reads. What it admitted while alone is
  * dropped once another instance appears: nobody has read it, and an instance that has read
