@@ -15,7 +15,7 @@ export function mapAnthropicStopReason(reason: string | null | undefined): Finis
 }
 
 /** A canonical finish reason as Anthropic writes it. */
-export function toAnthropicStopReason(reason: FinishReason): string {
+function toAnthropicStopReason(reason: FinishReason): string {
   switch (reason) {
     case "length":
       return "max_tokens";

@@ -67,12 +67,7 @@ export function usageToGemini(usage: Usage) {
 
 type GeminiCandidate = NonNullable<GeminiResponse["candidates"]>[number];
 
-/** The text and function-call parts of a response's first candidate; thoughts are not output. */
-export function contentOfGemini(body: GeminiResponse): ContentPart[] {
-  return contentOfCandidate(body.candidates?.[0]);
-}
-
-/** The text and function-call parts of one candidate. */
+/** The text and function-call parts of one candidate; thoughts are not output. */
 export function contentOfCandidate(candidate: GeminiCandidate | undefined): ContentPart[] {
   const content: ContentPart[] = [];
   for (const part of candidate?.content?.parts ?? []) {
@@ -100,7 +95,7 @@ export function finishReasonOfGemini(body: GeminiResponse): string | undefined {
 
 /** An upstream generateContent response in canonical form: its first candidate, and any others as otherAnswers. */
 export function convertGeminiResponseToCanonical(body: GeminiResponse, now: number): ChatResponse {
-  const content = contentOfGemini(body);
+  const content = contentOfCandidate(body.candidates?.[0]);
   const response: ChatResponse = {
     id: body.responseId ?? "",
     model: body.modelVersion ?? "",
