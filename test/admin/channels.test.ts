@@ -70,6 +70,11 @@ describe("create", () => {
     expect(text).not.toContain(SECRET_A);
     const listed = channels.find((c) => c.id === created.body.id);
     expect(listed).toMatchObject({ name: "openai primary", models: ["acme-a", "acme-b"], priority: 5, status: "active" });
+
+    const one = await adminText("GET", `/v1/admin/channels/${created.body.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(listed);
+    expect(one.text).not.toContain(SECRET_A);
   });
 
   test("a password in the base_url is masked wherever the channel is shown", async () => {
@@ -79,6 +84,7 @@ describe("create", () => {
     expect(created.body.base_url).toBe("http://bob:****@127.0.0.1:9/v1");
     expect(created.text).not.toContain(password);
     expect((await listChannels()).text).not.toContain(password);
+    expect((await adminText("GET", `/v1/admin/channels/${created.body.id}`)).text).not.toContain(password);
   });
 
   test("a short secret is not returned in full either", async () => {
@@ -186,7 +192,8 @@ describe("patch and delete", () => {
     expect((await listChannels()).channels.find((c) => c.id === id)).toEqual(before);
   });
 
-  test("PATCH and DELETE of an unknown channel are 404", async () => {
+  test("GET, PATCH and DELETE of an unknown channel are 404", async () => {
+    expectError(await gw.admin("GET", "/v1/admin/channels/ch_missing"), 404, "not_found_error");
     expectError(await gw.admin("PATCH", "/v1/admin/channels/ch_missing", { priority: 1 }), 404, "not_found_error");
     expectError(await gw.admin("DELETE", "/v1/admin/channels/ch_missing"), 404, "not_found_error");
   });

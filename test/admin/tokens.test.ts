@@ -139,6 +139,41 @@ describe("list", () => {
   });
 });
 
+describe("one, and pages", () => {
+  test("GET /tokens/:id returns that token's record, never its key; an unknown id is a 404", async () => {
+    const token = await newToken({ name: "looked-up" });
+    const response = await gw.admin("GET", `/v1/admin/tokens/${token.id}`);
+    expect(response.status).toBe(200);
+    expectTokenRecord(response.body);
+    expect(response.body).toMatchObject({ id: token.id, name: "looked-up", user_id: user.id, status: "active" });
+    expect(JSON.stringify(response.body).includes(token.key)).toBe(false);
+    expectError(await gw.admin("GET", "/v1/admin/tokens/tok_missing"), 404, "not_found_error");
+  });
+
+  test("page and limit page the listing in creation order, with the total; without them every token is listed", async () => {
+    const pagedUser = await createUser(gw, { balance: 1 });
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await newToken({ name: `paged-${i}` }, pagedUser.id));
+    const everything = await gw.admin("GET", `/v1/admin/tokens?user_id=${pagedUser.id}`);
+    expect(everything.body.tokens.map((t: any) => t.id)).toEqual(made.map((t) => t.id));
+    expect(everything.body.total).toBeUndefined();
+    const pages = [];
+    for (const page of [1, 2, 3]) {
+      const response = await gw.admin("GET", `/v1/admin/tokens?user_id=${pagedUser.id}&limit=2&page=${page}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 5, page, limit: 2 });
+      pages.push(...response.body.tokens.map((t: any) => t.id));
+    }
+    expect(pages).toEqual(made.map((t) => t.id));
+    const defaults = await gw.admin("GET", `/v1/admin/tokens?user_id=${pagedUser.id}&page=1`);
+    expect(defaults.body).toMatchObject({ total: 5, page: 1, limit: 50 });
+  });
+
+  test.each(["limit=0", "limit=201", "page=0", "page=x", "limit=-1"])("?%s is a 400", async (query) => {
+    expectError(await gw.admin("GET", `/v1/admin/tokens?${query}`), 400, "invalid_request_error");
+  });
+});
+
 describe("patch", () => {
   test("status disabled makes the key 401; active again restores it", async () => {
     const token = await newToken({ name: "to-disable" });

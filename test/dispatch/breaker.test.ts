@@ -25,9 +25,12 @@ afterAll(async () => {
 const chat = () =>
   gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
 
+/** The flaky channel's status, as the listing shows it; the record of the channel alone must agree. */
 async function flakyStatus(): Promise<string> {
   const list = await gw.admin("GET", "/v1/admin/channels");
-  return list.body.channels.find((c: { id: string }) => c.id === flakyId).status;
+  const listed = list.body.channels.find((c: { id: string }) => c.id === flakyId).status;
+  expect((await gw.admin("GET", `/v1/admin/channels/${flakyId}`)).body.status).toBe(listed);
+  return listed;
 }
 
 test("a channel that fails 3 times in a row cools down, is skipped, and comes back after a successful probe", async () => {
@@ -58,6 +61,8 @@ test("a failed probe cools the channel again for twice as long; an admin's disab
   flaky.setBehavior({ status: 500 });
   for (let i = 0; i < 3; i++) await chat();
   expect(await flakyStatus()).toBe("cooling");
+  // An edit that leaves the status alone shows the channel as it is: still cooling.
+  expect((await gw.admin("PATCH", `/v1/admin/channels/${flakyId}`, { name: "flaky" })).body.status).toBe("cooling");
   clock += 30_001;
   await chat(); // the probe fails
   const probes = flaky.requests.length;

@@ -7,7 +7,7 @@ import { integerInRange, parseOrThrow, readJsonBody } from "../../lib/validate.t
 import { ModelIdSchema, NameSchema, objectOnly, withoutControlCharacters } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 import { channelView } from "../../admin/views.ts";
-import { channelFromRow, ChannelTypeSchema } from "../../channels/channel.ts";
+import { channelFromRow, ChannelTypeSchema, type Channel } from "../../channels/channel.ts";
 import type { ChannelRow } from "../../db/schema.ts";
 
 /**
@@ -39,16 +39,19 @@ const channelFields = {
 const CreateChannelSchema = v.strictObject({ ...channelFields, type: ChannelTypeSchema });
 const UpdateChannelSchema = v.partial(v.strictObject({ ...channelFields, type: ChannelTypeSchema }));
 
-/** GET/POST /v1/admin/channels, PATCH and DELETE one. Secrets are stored, never shown. */
+/** GET/POST /v1/admin/channels, GET, PATCH and DELETE one. Secrets are stored, never shown. */
 export function adminChannelRoutes(services: Services) {
   const findChannel = async (id: string) => {
     const row = await services.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirst();
     if (!row) throw notFound(`No channel with id '${id}'`);
     return row;
   };
+  // A channel the breaker is resting shows `cooling` wherever it is shown, not only in the list.
+  const view = (channel: Channel) => channelView(channel, services.breaker.isCooling(channel.id));
 
   return new Hono<AppEnv>()
-    .get("/channels", (c) => c.json({ channels: services.channels.all.map((ch) => channelView(ch, services.breaker.isCooling(ch.id))) }))
+    .get("/channels", (c) => c.json({ channels: services.channels.all.map(view) }))
+    .get("/channels/:id", async (c) => c.json(view(channelFromRow(await findChannel(c.req.param("id"))))))
     .post("/channels", async (c) => {
       const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw));
       const now = services.now();
@@ -85,7 +88,7 @@ export function adminChannelRoutes(services: Services) {
       if (body.status !== undefined) changes.status = body.status;
       const row = await services.db.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow();
       await services.changes.bump();
-      return c.json(channelView(channelFromRow(row)));
+      return c.json(view(channelFromRow(row)));
     })
     .delete("/channels/:id", async (c) => {
       const existing = await findChannel(c.req.param("id"));

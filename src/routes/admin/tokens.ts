@@ -7,6 +7,7 @@ import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { IdentifierSchema, ModelIdSchema, NameSchema } from "../../lib/schemas.ts";
 import { PermissionSchema } from "../../auth/permissions.ts";
 import { tokenView } from "../../admin/views.ts";
+import { parsePaging } from "../../admin/paging.ts";
 import { createToken } from "../../accounts/create-token.ts";
 import type { TokenRow } from "../../db/schema.ts";
 import { isRealDate } from "../../lib/time.ts";
@@ -46,7 +47,7 @@ const UpdateTokenSchema = v.strictObject({
   tokens_per_minute: v.optional(Limit),
 });
 
-/** GET/POST /v1/admin/tokens, PATCH and DELETE (revoke) one. */
+/** GET/POST /v1/admin/tokens (paged when asked), GET, PATCH and DELETE (revoke) one. */
 export function adminTokenRoutes(services: Services) {
   const view = (row: TokenRow) => tokenView(row, services.now(), services.lastUsed.latest(row.id));
   const findToken = async (id: string) => {
@@ -57,11 +58,20 @@ export function adminTokenRoutes(services: Services) {
 
   return new Hono<AppEnv>()
     .get("/tokens", async (c) => {
-      let query = services.db.selectFrom("tokens").selectAll().orderBy("created_at").orderBy("id");
+      let query = services.db.selectFrom("tokens");
       const userId = c.req.query("user_id");
       if (userId) query = query.where("user_id", "=", userId);
-      return c.json({ tokens: (await query.execute()).map(view) });
+      const ordered = query.selectAll().orderBy("created_at").orderBy("id");
+      // Spec 4.12 lists every token; a caller with many asks for pages, as for users and usage.
+      if (c.req.query("page") === undefined && c.req.query("limit") === undefined) {
+        return c.json({ tokens: (await ordered.execute()).map(view) });
+      }
+      const { page, limit, offset } = parsePaging((name) => c.req.query(name), 50, 200);
+      const rows = await ordered.limit(limit).offset(offset).execute();
+      const { n } = await query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+      return c.json({ tokens: rows.map(view), total: Number(n), page, limit });
     })
+    .get("/tokens/:id", async (c) => c.json(view(await findToken(c.req.param("id")))))
     .post("/tokens", async (c) => {
       const body = parseOrThrow(CreateTokenSchema, await readJsonBody(c.req.raw));
       const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();

@@ -25,9 +25,37 @@ function parseDate(name: string, query: string | undefined, endOfDay: boolean): 
 }
 
 
-/** GET /v1/admin/usage (spec 4.12): filters user_id, start_date, end_date; newest first. */
+/**
+ * Where a page ended: the last row's place in the listing's order (created_at, then id, both
+ * descending). Rows arriving meanwhile go to the top, so the rows after a cursor stay the same,
+ * where an offset (page 2 after page 1) would shift by however many arrived.
+ */
+interface Cursor {
+  createdAt: number;
+  id: string;
+}
+
+const CURSOR = /^(\d{1,15})\.([A-Za-z0-9_]{1,64})$/;
+
+function cursorText(row: { created_at: number; id: string }): string {
+  return `${row.created_at}.${row.id}`;
+}
+
+function parseCursor(text: string | undefined): Cursor | undefined {
+  if (text === undefined || text === "") return undefined;
+  const match = CURSOR.exec(text);
+  if (!match) throw badRequest("Invalid 'cursor': pass the 'next_cursor' of the previous page unchanged");
+  return { createdAt: Number(match[1]), id: match[2]! };
+}
+
+/**
+ * GET /v1/admin/usage (spec 4.12): filters user_id, start_date, end_date; newest first. Paged
+ * by `page` (spec) or by `cursor`, the `next_cursor` of the previous page (null after the last).
+ */
 export function adminUsageRoutes(services: Services) {
   return new Hono<AppEnv>().get("/usage", async (c) => {
+    const cursor = parseCursor(c.req.query("cursor"));
+    if (cursor && c.req.query("page") !== undefined) throw badRequest("Pass either 'page' or 'cursor', not both");
     const { page, limit, offset } = parsePaging((n) => c.req.query(n), 50, 200);
     const start = parseDate("start_date", c.req.query("start_date"), false);
     const end = parseDate("end_date", c.req.query("end_date"), true);
@@ -37,10 +65,19 @@ export function adminUsageRoutes(services: Services) {
     if (userId) query = query.where("user_id", "=", userId);
     if (start !== undefined) query = query.where("created_at", ">=", start);
     if (end !== undefined) query = query.where("created_at", "<=", end);
+    let pageQuery = query;
+    if (cursor) {
+      pageQuery = pageQuery.where((eb) =>
+        eb.or([eb("created_at", "<", cursor.createdAt), eb.and([eb("created_at", "=", cursor.createdAt), eb("id", "<", cursor.id)])]),
+      );
+    }
+    // One row past the page tells whether another page follows.
     const [rows, count] = await Promise.all([
-      query.selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).offset(offset).execute(),
+      pageQuery.selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1).offset(cursor ? 0 : offset).execute(),
       query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
     ]);
+    const more = rows.length > limit;
+    if (more) rows.pop();
     const usage = rows.map((r) => ({
       id: r.id,
       user_id: r.user_id,
@@ -57,6 +94,7 @@ export function adminUsageRoutes(services: Services) {
       channel_id: r.channel_id,
       stream: r.stream === 1,
     }));
-    return c.json({ usage, total: Number(count.n), page, limit });
+    const last = rows.at(-1);
+    return c.json({ usage, total: Number(count.n), page, limit, next_cursor: more && last ? cursorText(last) : null });
   });
 }
