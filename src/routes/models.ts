@@ -57,11 +57,17 @@ function anthropicModel(model: UsableModel) {
 }
 
 /** The model record Gemini's models API returns, which @google/genai's models.list and get read. */
+/** The /v1beta/models/{model}:{method} actions served for a model of each mode. */
+const GEMINI_METHODS: Partial<Record<UsableModel["mode"], string[]>> = {
+  chat: ["generateContent", "streamGenerateContent", "countTokens"],
+  embedding: ["embedContent", "batchEmbedContents"],
+};
+
 function geminiModel(model: UsableModel) {
   return {
     name: `models/${model.id}`,
     displayName: model.id,
-    supportedGenerationMethods: model.mode === "chat" ? ["generateContent", "streamGenerateContent"] : [],
+    supportedGenerationMethods: GEMINI_METHODS[model.mode] ?? [],
   };
 }
 

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
@@ -11,18 +11,29 @@ import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
+import { serveGeminiEmbeddings } from "../media/gemini-embeddings.ts";
+
+/** Gemini's embedding actions, which need the key's embeddings permission instead of chat. */
+const EMBED_ACTION = /.:(embedContent|batchEmbedContents)$/;
 
 /**
  * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (spec 4.3), and
  * :countTokens, the input tokens of such a request (`{"totalTokens": N}`). The stream is
- * always SSE, as `?alt=sse` asks and the Gemini SDKs request.
+ * always SSE, as `?alt=sse` asks and the Gemini SDKs request. The embedding actions share
+ * the path, so they are served here too (src/routes/media/gemini-embeddings.ts).
  */
 export function generateContentRoutes(services: Services) {
-  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", requireApiKey(services, "chat"), async (c) => {
+  const chatKey = requireApiKey(services, "chat");
+  const embeddingsKey = requireApiKey(services, "embeddings");
+  const keyFor: MiddlewareHandler<AppEnv> = (c, next) => (EMBED_ACTION.test(c.req.param("target") ?? "") ? embeddingsKey : chatKey)(c, next);
+  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", keyFor, async (c) => {
     const target = c.req.param("target");
     const colon = target.lastIndexOf(":");
     const model = target.slice(0, colon);
     const action = target.slice(colon + 1);
+    if (colon > 0 && (action === "embedContent" || action === "batchEmbedContents")) {
+      return serveGeminiEmbeddings(c, services, model, action === "batchEmbedContents");
+    }
     if (colon > 0 && action === "countTokens") {
       const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
       return serveTokenCount(c, services, convertGeminiCountRequestToCanonical(body, model), (totalTokens) => ({ totalTokens }));

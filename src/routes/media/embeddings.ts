@@ -5,13 +5,12 @@ import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
-import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { encodeFloat32Base64 } from "../../lib/float32-base64.ts";
-import { admitRequest } from "../admit-request.ts";
+import { serveEmbeddings } from "./serve-embeddings.ts";
 import { modelJsonResponse } from "../response-headers.ts";
 
 /** Inputs per request, as OpenAI's embeddings endpoint allows. */
-const MAX_INPUTS = 2048;
+export const MAX_EMBEDDING_INPUTS = 2048;
 
 const EmbeddingsRequestSchema = v.object({
   model: ModelIdSchema,
@@ -21,7 +20,7 @@ const EmbeddingsRequestSchema = v.object({
       v.pipe(
         v.array(NonEmptyStringSchema, "must be a string or an array of strings"),
         v.minLength(1, "must not be an empty array"),
-        v.maxLength(MAX_INPUTS, `must have at most ${MAX_INPUTS} items`),
+        v.maxLength(MAX_EMBEDDING_INPUTS, `must have at most ${MAX_EMBEDDING_INPUTS} items`),
       ),
     ],
     "must be a non-empty string or a non-empty array of non-empty strings",
@@ -36,31 +35,16 @@ export function embeddingsRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(services, "embeddings"), async (c) => {
     const body = parseOrThrow(EmbeddingsRequestSchema, await readJsonBody(c.req.raw));
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
-    const estimatedTokens = inputs.reduce((sum, text) => sum + estimateTokens(text), 0);
-    const { meter, rateLimitHeaders } = await admitRequest(c, services, {
+    const { vectors, inputTokens, meta } = await serveEmbeddings(c, services, {
       model: body.model,
-      mode: "embedding",
-      stream: false,
-      maxUsage: { inputTokens: estimatedTokens, outputTokens: 0 },
+      inputs,
+      ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }),
     });
-    const request = { model: body.model, inputs, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }) };
-    const served = await services.media.call(
-      body.model,
-      "embed",
-      meter,
-      c.req.raw.signal,
-      (adapter, call) => adapter.embed(request, call),
-      (result) => ({ inputTokens: result.inputTokens ?? estimatedTokens, outputTokens: 0 }),
-    );
-    const tokens = served.value.inputTokens ?? estimatedTokens;
-    const data = served.value.vectors.map((vector, index) => ({
+    const data = vectors.map((vector, index) => ({
       object: "embedding",
       index,
       embedding: body.encoding_format === "base64" ? encodeFloat32Base64(vector) : vector,
     }));
-    return modelJsonResponse(
-      { object: "list", data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
-      { rateLimitHeaders, served, requestId: c.get("requestId") },
-    );
+    return modelJsonResponse({ object: "list", data, model: body.model, usage: { prompt_tokens: inputTokens, total_tokens: inputTokens } }, meta);
   });
 }
