@@ -12,6 +12,7 @@ import { balanceRoutes } from "./routes/balance.ts";
 import { chatCompletionsRoutes } from "./routes/chat/chat-completions.ts";
 import { messagesRoutes } from "./routes/chat/messages.ts";
 import { generateContentRoutes } from "./routes/chat/generate-content.ts";
+import { responsesRoutes } from "./routes/chat/responses.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { embeddingsRoutes } from "./routes/media/embeddings.ts";
 import { rerankRoutes } from "./routes/media/rerank.ts";
@@ -33,6 +34,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", chatCompletionsRoutes(services));
   app.route("/", messagesRoutes(services));
   app.route("/", generateContentRoutes(services));
+  app.route("/", responsesRoutes(services));
   app.route("/", embeddingsRoutes(services));
   app.route("/", rerankRoutes(services));
   app.route("/", imagesRoutes(services));

@@ -107,6 +107,12 @@ export interface ChatRequest {
    */
   endUser?: { id: string; field: string };
   stream: boolean;
+  /**
+   * What the caller asked for that no upstream of any kind receives, as `field: why` (a
+   * Responses caller's `store`, `reasoning`...), for the caller's warnings. Only a caller
+   * format no upstream speaks has any: the others' such fields reach a same-format upstream.
+   */
+  unhonoured?: string[];
 }
 
 /**

@@ -73,10 +73,44 @@ const GEMINI: CarriedFields = {
   },
 };
 
-const CARRIED: Record<WireFormat, CarriedFields> = { openai: OPENAI, anthropic: ANTHROPIC, gemini: GEMINI };
+/**
+ * OpenAI's Responses API, which no upstream is sent: a field outside this list reaches no
+ * upstream at all. Some are honoured by what the gateway does anyway (no truncation, the
+ * default service tier, no log probabilities); `store` has a warning of its own.
+ */
+const RESPONSES: CarriedFields = {
+  model: true,
+  input: true,
+  instructions: true,
+  tools: true,
+  tool_choice: true,
+  parallel_tool_calls: true,
+  max_output_tokens: true,
+  temperature: true,
+  top_p: true,
+  text: { format: true },
+  stream: true,
+  store: true,
+  user: true,
+  safety_identifier: true,
+  // Set, these are refused; null is their default.
+  previous_response_id: true,
+  conversation: true,
+  prompt: true,
+  background: true,
+  include: (value) => Array.isArray(value) && value.length === 0,
+  truncation: (value) => value === "disabled",
+  service_tier: (value) => value === "auto" || value === "default",
+  top_logprobs: (value) => value === 0,
+};
+
+/** A caller format: one the upstreams speak, or the Responses API, which only callers do. */
+export type CallerFormat = WireFormat | "responses";
+
+const CARRIED: Record<CallerFormat, CarriedFields> = { openai: OPENAI, anthropic: ANTHROPIC, gemini: GEMINI, responses: RESPONSES };
 
 /** The paths of the fields in a caller's `body` (of `format`) that an upstream of another format does not receive. */
-export function fieldsLeftBehind(format: WireFormat, body: Record<string, unknown>): string[] {
+export function fieldsLeftBehind(format: CallerFormat, body: Record<string, unknown>): string[] {
   const left: string[] = [];
   const walk = (object: Record<string, unknown>, carried: CarriedFields, prefix: string) => {
     for (const [field, value] of Object.entries(object)) {

@@ -38,8 +38,12 @@ export function untranslatableError(request: ChatRequest): GatewayError {
   );
 }
 
-/** Notes, for an upstream of another format, the replayed content and the request fields it is sent without. */
+/**
+ * Notes, for an upstream of another format, the replayed content and the request fields it
+ * is sent without, and what no upstream receives.
+ */
 export function warnLeftOut(request: ChatRequest, warnings: UpstreamWarnings): void {
+  for (const note of request.unhonoured ?? []) warnings.note(note);
   const native = request.native;
   if (!native) return;
   const onlyNative = `only an upstream of the ${native.format} format takes it`;

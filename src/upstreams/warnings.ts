@@ -10,6 +10,11 @@ export class UpstreamWarnings {
     this.#items.push(`${field}: ${message}`);
   }
 
+  /** Notes a warning already written as `field: why`. */
+  note(warning: string): void {
+    this.#items.push(warning);
+  }
+
   /** The header value, or undefined when there is nothing to report. */
   header(): string | undefined {
     return this.#items.length === 0 ? undefined : this.#items.join("; ");

@@ -206,6 +206,9 @@ export const WEATHER = {
   },
 } as const;
 
+/** What the tool returns, as a caller sends it back (expectResultUpstream looks for its words). */
+export const WEATHER_REPORT = { temperature: 18, conditions: "light rain" };
+
 export const openAiWeatherTool = {
   type: "function" as const,
   function: { name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.parameters as unknown as Record<string, unknown> },
@@ -393,6 +396,51 @@ export const call: Record<CallerName, { plain(world: World, ask: Ask): Promise<O
     },
   },
 };
+
+/** Checks the second request an upstream received carries the call and its result in that upstream's format. */
+export function expectResultUpstream(kind: RemoteKind, body: any, expectedName: string) {
+  if (kind === "openai") {
+    const messages = body.messages as any[];
+    const tool = messages.at(-1);
+    expect(tool.role).toBe("tool");
+    expect(flattenText(tool.content)).toContain("light rain");
+    const assistant = messages.at(-2);
+    expect(assistant.role).toBe("assistant");
+    expect(assistant.tool_calls).toHaveLength(1);
+    expect(assistant.tool_calls[0].function.name).toBe(expectedName);
+    expect(typeof assistant.tool_calls[0].function.arguments).toBe("string");
+    // OpenAI rejects a tool message whose tool_call_id names no earlier call.
+    expect(tool.tool_call_id).toBe(assistant.tool_calls[0].id);
+  } else if (kind === "anthropic") {
+    const messages = body.messages as any[];
+    const user = messages.at(-1);
+    expect(user.role).toBe("user");
+    const result = user.content.find((b: any) => b.type === "tool_result");
+    expect(result).toBeDefined();
+    expect(flattenText(result.content)).toContain("light rain");
+    const assistant = messages.at(-2);
+    expect(assistant.role).toBe("assistant");
+    const use = assistant.content.find((b: any) => b.type === "tool_use");
+    expect(use.name).toBe(expectedName);
+    expect(typeof use.input).toBe("object");
+    // Anthropic rejects a tool_result whose tool_use_id is not the id of the preceding tool_use.
+    expect(result.tool_use_id).toBe(use.id);
+  } else {
+    const contents = body.contents as any[];
+    const user = contents.at(-1);
+    expect(user.role).toBe("user");
+    const response = user.parts.find((p: any) => p.functionResponse)?.functionResponse;
+    expect(response).toBeDefined();
+    expect(response.name).toBe(expectedName);
+    expect(typeof response.response).toBe("object");
+    expect(flattenText(response.response)).toContain("light rain");
+    const model = contents.at(-2);
+    expect(model.role).toBe("model");
+    const functionCall = model.parts.find((p: any) => p.functionCall)?.functionCall;
+    expect(functionCall.name).toBe(expectedName);
+    expect(typeof functionCall.args).toBe("object");
+  }
+}
 
 /** Every text a JSON value contains, joined: for finding a tool result wherever a format puts it. */
 export function flattenText(value: unknown): string {

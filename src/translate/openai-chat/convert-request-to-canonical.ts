@@ -38,11 +38,15 @@ function messageToCanonical(message: OpenAiMessage, i: number, untranslated: Unt
   return { role: message.role === "developer" ? "system" : message.role, parts };
 }
 
+/** An OpenAI json_schema format (chat's `response_format.json_schema`, the Responses API's `text.format`) in canonical form. */
+export function jsonSchemaFormatOf(format: { name: string; schema?: Record<string, unknown>; strict?: boolean | null }): ResponseFormat {
+  return { type: "json_schema", name: format.name, schema: format.schema ?? {}, strict: format.strict ?? undefined };
+}
+
 function responseFormatOf(format: ChatCompletionRequest["response_format"]): ResponseFormat | undefined {
   if (format?.type === "json_object") return { type: "json" };
   if (format?.type !== "json_schema") return undefined;
-  const { name, schema, strict } = format.json_schema;
-  return { type: "json_schema", name, schema: schema ?? {}, strict: strict ?? undefined };
+  return jsonSchemaFormatOf(format.json_schema);
 }
 
 /** The function tools in canonical form; custom tools, which only OpenAI has, are noted in `untranslated`. */
@@ -53,11 +57,16 @@ function toolsOf(tools: NonNullable<ChatCompletionRequest["tools"]>, untranslate
       untranslated.input.push(`tools[${i}] (${tool.type})`);
       continue;
     }
-    const definition: ToolDefinition = { name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters ?? { type: "object", properties: {} } };
-    if (tool.function.strict === true) definition.strict = true;
-    out.push(definition);
+    out.push(functionToolOf(tool.function));
   }
   return out;
+}
+
+/** An OpenAI function (chat's `tools[].function`, a Responses API function tool) as a canonical tool. */
+export function functionToolOf(fn: { name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null }): ToolDefinition {
+  const definition: ToolDefinition = { name: fn.name, description: fn.description ?? undefined, parameters: fn.parameters ?? { type: "object", properties: {} } };
+  if (fn.strict === true) definition.strict = true;
+  return definition;
 }
 
 /**
@@ -82,7 +91,7 @@ function toolsAndChoiceOf(body: ChatCompletionRequest, untranslated: Untranslate
  * The end-user id: `safety_identifier`, which OpenAI now has for exactly this, else `user`.
  * Other formats take one id; a different `user` beside it is noted in `untranslated`.
  */
-function endUserOf(body: ChatCompletionRequest, untranslated: Untranslated): ChatRequest["endUser"] {
+export function endUserOf(body: Pick<ChatCompletionRequest, "user" | "safety_identifier">, untranslated: Untranslated): ChatRequest["endUser"] {
   const { user, safety_identifier: safetyIdentifier } = body;
   if (safetyIdentifier == null) return user === undefined ? undefined : { id: user, field: "user" };
   if (user !== undefined && user !== safetyIdentifier) untranslated.fields.push("user");

@@ -45,12 +45,21 @@ const Message = v.pipe(
   ),
 );
 
-const toolName = v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'"));
+/** A function's name as OpenAI allows it (chat completions and the Responses API alike). */
+export const ToolNameSchema = v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'"));
+
+/** The fields of an OpenAI json_schema format: chat's `response_format.json_schema`, the Responses API's `text.format`. */
+export const JSON_SCHEMA_FORMAT = {
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "name must be 1-64 letters, digits, '_' or '-'")),
+  description: v.optional(v.string()),
+  schema: v.optional(JsonObjectSchema),
+  strict: v.optional(v.nullable(v.boolean())),
+};
 
 const FunctionTool = v.object({
   type: v.literal("function"),
   function: v.object({
-    name: toolName,
+    name: ToolNameSchema,
     description: v.optional(v.string()),
     parameters: v.optional(JsonObjectSchema),
     strict: v.optional(v.nullable(v.boolean())),
@@ -58,7 +67,7 @@ const FunctionTool = v.object({
 });
 
 /** A tool whose input is free text (optionally held to a grammar), which only OpenAI defines: sent as it is to an openai upstream. */
-const CustomTool = v.looseObject({ type: v.literal("custom"), custom: v.looseObject({ name: toolName }) });
+const CustomTool = v.looseObject({ type: v.literal("custom"), custom: v.looseObject({ name: ToolNameSchema }) });
 const Tool = v.variant("type", [FunctionTool, CustomTool], "tool type must be 'function' or 'custom'");
 
 /** Whether `tool` is a function tool, the kind every format has. */
@@ -90,15 +99,7 @@ const ResponseFormat = v.variant(
   [
     v.looseObject({ type: v.literal("text") }),
     v.looseObject({ type: v.literal("json_object") }),
-    v.looseObject({
-      type: v.literal("json_schema"),
-      json_schema: v.looseObject({
-        name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "name must be 1-64 letters, digits, '_' or '-'")),
-        description: v.optional(v.string()),
-        schema: v.optional(JsonObjectSchema),
-        strict: v.optional(v.nullable(v.boolean())),
-      }),
-    }),
+    v.looseObject({ type: v.literal("json_schema"), json_schema: v.looseObject(JSON_SCHEMA_FORMAT) }),
   ],
   "must have type 'text', 'json_object' or 'json_schema'",
 );

@@ -1,0 +1,98 @@
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
+import type { InputContent, ResponsesRequest } from "./request-schema.ts";
+import { endUserOf, functionToolOf, jsonSchemaFormatOf } from "../openai-chat/convert-request-to-canonical.ts";
+import { fieldsLeftBehind } from "../carried-fields.ts";
+import { nothingUntranslated } from "../untranslated.ts";
+
+/** Why a setting of a Responses request reaches no upstream, whatever its kind. */
+const NOT_CARRIED = "not passed on: the gateway serves responses through chat, which has no such setting";
+
+/** The warning of every request that does not say `store: false` (OpenAI's default is to store). */
+export const NOT_STORED = "store: responses are not stored";
+
+/** A message item's content in canonical parts; a refusal (an earlier answer's) and an image's detail are noted, as they reach no upstream. */
+function partsOf(content: string | InputContent[], where: string, notes: string[]): ContentPart[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  const parts: ContentPart[] = [];
+  for (const [j, part] of content.entries()) {
+    if (part.type === "input_text" || part.type === "output_text") parts.push({ type: "text", text: part.text });
+    else if (part.type === "refusal") notes.push(`${where}[${j}] (refusal): left out: only OpenAI takes an earlier refusal back`);
+    else if (part.type === "input_image") {
+      if (part.detail != null && part.detail !== "auto") notes.push(`${where}[${j}].detail: ${NOT_CARRIED}`);
+      parts.push({ type: "image", url: part.image_url! });
+    }
+  }
+  return parts;
+}
+
+/**
+ * The conversation in canonical messages: `instructions` first, as a system message. A
+ * function_call joins the assistant message before it (an answer's text and its calls are one
+ * turn, as a chat completion gives them), and each function_call_output is a tool message.
+ */
+function messagesOf(body: ResponsesRequest, notes: string[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (body.instructions) messages.push({ role: "system", parts: [{ type: "text", text: body.instructions }] });
+  if (typeof body.input === "string") {
+    messages.push({ role: "user", parts: [{ type: "text", text: body.input }] });
+    return messages;
+  }
+  for (const [i, item] of body.input.entries()) {
+    if (item.type === "function_call") {
+      const call: ContentPart = { type: "tool_call", id: item.call_id, name: item.name, arguments: item.arguments };
+      const last = messages.at(-1);
+      if (last?.role === "assistant") last.parts.push(call);
+      else messages.push({ role: "assistant", parts: [call] });
+    } else if (item.type === "function_call_output") {
+      const content = typeof item.output === "string" ? item.output : item.output.map((part) => part.text).join("");
+      messages.push({ role: "tool", parts: [{ type: "tool_result", toolCallId: item.call_id, content }] });
+    } else {
+      const role = item.role === "developer" ? "system" : item.role;
+      messages.push({ role, parts: partsOf(item.content, `input[${i}].content`, notes) });
+    }
+  }
+  return messages;
+}
+
+function responseFormatOf(format: NonNullable<ResponsesRequest["text"]>["format"]): ResponseFormat | undefined {
+  if (format?.type === "json_object") return { type: "json" };
+  return format?.type === "json_schema" ? jsonSchemaFormatOf(format) : undefined;
+}
+
+function toolChoiceOf(choice: ResponsesRequest["tool_choice"]): ToolChoice | undefined {
+  if (choice == null || typeof choice === "string") return choice ?? undefined;
+  return { name: choice.name };
+}
+
+/**
+ * What the request asks for that no upstream receives: fields the canonical form has no
+ * place for, a second end-user id, and storage, which OpenAI does by default.
+ */
+function unhonouredOf(body: ResponsesRequest, fields: string[], notes: string[]): string[] {
+  const unhonoured = [...fieldsLeftBehind("responses", body), ...fields].map((field) => `${field}: ${NOT_CARRIED}`);
+  if (body.store !== false) unhonoured.push(NOT_STORED);
+  return [...unhonoured, ...notes];
+}
+
+/**
+ * A validated Responses API body in canonical form. There is no native body: no upstream
+ * speaks this format, so every upstream kind, an openai one included, gets a translation.
+ */
+export function convertResponsesRequestToCanonical(body: ResponsesRequest): ChatRequest {
+  const notes: string[] = [];
+  const untranslated = nothingUntranslated();
+  const messages = messagesOf(body, notes);
+  const request: ChatRequest = {
+    model: body.model,
+    messages,
+    params: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, maxTokens: body.max_output_tokens ?? undefined },
+    tools: body.tools?.map(functionToolOf),
+    toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    responseFormat: responseFormatOf(body.text?.format),
+    endUser: endUserOf(body, untranslated),
+    stream: body.stream === true,
+  };
+  request.unhonoured = unhonouredOf(body, untranslated.fields, notes);
+  return request;
+}

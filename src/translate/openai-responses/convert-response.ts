@@ -1,0 +1,61 @@
+import type { ChatResponse } from "../../canonical/chat.ts";
+import { newId } from "../../lib/random-id.ts";
+import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
+import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
+
+/** One content part of an output message: text, or a refusal's words. */
+export type OutputContent = { type: "output_text"; text: string; annotations: unknown[] } | { type: "refusal"; refusal: string };
+
+type ItemStatus = "in_progress" | "completed" | "incomplete";
+
+/** An output message item. */
+export function messageItem(id: string, content: OutputContent[], status: ItemStatus) {
+  return { type: "message", id, status, role: "assistant", content };
+}
+
+/** An output function_call item; `callId` is the id a function_call_output answers. */
+export function functionCallItem(id: string, call: { callId: string; name: string; arguments: string }, status: ItemStatus) {
+  return { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
+}
+
+export const outputText = (text: string): OutputContent => ({ type: "output_text", text, annotations: [] });
+
+/**
+ * A canonical answer's parts as output items, in order: each run of text one message, each
+ * tool call one function_call, and a refusal's words a refusal part of the last message.
+ * An incomplete answer's last item is the one cut short.
+ */
+function outputItemsOf(response: ChatResponse): Record<string, unknown>[] {
+  const items: Record<string, unknown>[] = [];
+  let message: OutputContent[] | undefined;
+  const openMessage = () => {
+    if (!message) items.push(messageItem(newId("msg"), (message = []), "completed"));
+    return message;
+  };
+  for (const part of response.content) {
+    if (part.type === "text") {
+      const content = openMessage();
+      const last = content.at(-1);
+      if (last?.type === "output_text") last.text += part.text;
+      else content.push(outputText(part.text));
+    } else if (part.type === "tool_call") {
+      message = undefined;
+      items.push(functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: part.arguments }, "completed"));
+    }
+  }
+  if (response.finishReason === "refusal") openMessage().push({ type: "refusal", refusal: response.refusal || UNEXPLAINED_REFUSAL });
+  const last = items.at(-1);
+  if (last && incompleteReasonOf(response.finishReason)) last.status = "incomplete";
+  return items;
+}
+
+/** A canonical response as a Response object of the Responses API. */
+export function convertCanonicalToResponsesResponse(response: ChatResponse, head: ResponseHead) {
+  const incompleteReason = incompleteReasonOf(response.finishReason);
+  return responseObject(head, {
+    status: incompleteReason ? "incomplete" : "completed",
+    output: outputItemsOf(response),
+    usage: response.usage ?? { inputTokens: 0, outputTokens: 0 },
+    incompleteReason,
+  });
+}

@@ -1,0 +1,169 @@
+import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
+import { newId } from "../../lib/random-id.ts";
+import { errorBody } from "../../errors/gateway-error.ts";
+import { endAtError } from "../end-at-error.ts";
+import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
+import { functionCallItem, messageItem, outputText, type OutputContent } from "./convert-response.ts";
+import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
+
+type Item = ReturnType<typeof messageItem> | ReturnType<typeof functionCallItem>;
+
+/** The message being written: its place in `output` and whether its last content part is still open. */
+interface OpenMessage {
+  index: number;
+  item: ReturnType<typeof messageItem>;
+  partOpen: boolean;
+}
+
+/** A function call being written, by its place in `output`. */
+interface OpenCall {
+  index: number;
+  item: ReturnType<typeof functionCallItem>;
+}
+
+/**
+ * Canonical parts -> the Responses API's SSE events, each named by its type and numbered in
+ * `sequence_number`: response.created and response.in_progress, then for each output item
+ * its `added`, its deltas and its `done` (a message's content parts likewise), and last
+ * response.completed, or response.incomplete when the answer was cut short, carrying the
+ * whole Response with its usage. A message ends where a function call begins and the calls
+ * where text begins again, so each item's events come together as OpenAI sends them. An
+ * upstream failure ends the stream with an `error` event and response.failed.
+ */
+export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now: () => number): StreamStep<StreamPart, string> {
+  let sequence = 0;
+  let started: ResponseHead | null = null;
+  const output: Item[] = [];
+  let message: OpenMessage | null = null;
+  const openCalls: OpenCall[] = [];
+  /** Every call by its canonical index, open or done: a late fragment still reaches its item. */
+  const calls = new Map<number, OpenCall>();
+  let usage: Usage | null = null;
+  let finish: FinishReason = "stop";
+  let refusalSaid = false;
+
+  const event = (type: string, data: Record<string, unknown>) => formatSseEvent(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type);
+  /** The Response's first two events, once; a part of any kind may come first. */
+  const start = (created?: number): string => {
+    if (started) return "";
+    started = { ...head, createdAt: created ?? Math.floor(now() / 1000) };
+    const response = responseObject(started, { status: "in_progress", output: [], usage: null });
+    return event("response.created", { response }) + event("response.in_progress", { response });
+  };
+  const partEvent = (type: string, m: OpenMessage, data: Record<string, unknown>) =>
+    event(type, { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1, ...data });
+  const closePart = (controller: StepOutput<string>, m: OpenMessage) => {
+    if (!m.partOpen) return;
+    m.partOpen = false;
+    const part = m.item.content.at(-1)!;
+    if (part.type === "output_text") controller.enqueue(partEvent("response.output_text.done", m, { text: part.text, logprobs: [] }));
+    else controller.enqueue(partEvent("response.refusal.done", m, { refusal: part.refusal }));
+    controller.enqueue(partEvent("response.content_part.done", m, { part }));
+  };
+  const closeMessage = (controller: StepOutput<string>, status: "completed" | "incomplete") => {
+    if (!message) return;
+    closePart(controller, message);
+    message.item.status = status;
+    controller.enqueue(event("response.output_item.done", { output_index: message.index, item: message.item }));
+    message = null;
+  };
+  const closeCalls = (controller: StepOutput<string>, status: "completed" | "incomplete") => {
+    for (const call of openCalls) {
+      call.item.status = status;
+      controller.enqueue(event("response.function_call_arguments.done", { item_id: call.item.id, output_index: call.index, arguments: call.item.arguments }));
+      controller.enqueue(event("response.output_item.done", { output_index: call.index, item: call.item }));
+    }
+    openCalls.length = 0;
+  };
+  /** The content part of `type` that the next delta goes to: the open message's last, or a new one (and a new message). */
+  const partFor = (controller: StepOutput<string>, type: OutputContent["type"]): OpenMessage => {
+    closeCalls(controller, "completed");
+    if (!message) {
+      message = { index: output.length, item: messageItem(newId("msg"), [], "in_progress"), partOpen: false };
+      output.push(message.item);
+      controller.enqueue(event("response.output_item.added", { output_index: message.index, item: message.item }));
+    }
+    if (!message.partOpen || message.item.content.at(-1)!.type !== type) {
+      closePart(controller, message);
+      const part: OutputContent = type === "output_text" ? outputText("") : { type: "refusal", refusal: "" };
+      message.item.content.push(part);
+      message.partOpen = true;
+      controller.enqueue(partEvent("response.content_part.added", message, { part }));
+    }
+    return message;
+  };
+  const refusalDelta = (controller: StepOutput<string>, text: string) => {
+    const m = partFor(controller, "refusal");
+    (m.item.content.at(-1) as { refusal: string }).refusal += text;
+    controller.enqueue(partEvent("response.refusal.delta", m, { delta: text }));
+  };
+
+  const argumentsDelta = (controller: StepOutput<string>, index: number, delta: string) => {
+    const call = calls.get(index);
+    if (!call) return;
+    call.item.arguments += delta;
+    controller.enqueue(event("response.function_call_arguments.delta", { item_id: call.item.id, output_index: call.index, delta }));
+  };
+
+  /** How a stream that already began reports a failure: OpenAI's error event, then the Response, failed. */
+  const failure = (reason: string) => {
+    const opening = start();
+    for (const item of output) if (item.status === "in_progress") item.status = "incomplete";
+    const { message: text, type } = errorBody(502, reason).error;
+    return (
+      opening +
+      event("error", { code: type, message: text, param: null }) +
+      event("response.failed", { response: responseObject(started!, { status: "failed", output, usage, error: text }) })
+    );
+  };
+
+  return endAtError(failure, {
+    transform(part, controller) {
+      if (part.type === "native") return;
+      const opening = start(part.type === "start" ? part.created : undefined);
+      if (opening) controller.enqueue(opening);
+      switch (part.type) {
+        case "text-delta": {
+          const m = partFor(controller, "output_text");
+          (m.item.content.at(-1) as { text: string }).text += part.text;
+          controller.enqueue(partEvent("response.output_text.delta", m, { delta: part.text, logprobs: [] }));
+          break;
+        }
+        case "refusal-delta":
+          refusalSaid = true;
+          refusalDelta(controller, part.text);
+          break;
+        case "tool-call-start": {
+          closeMessage(controller, "completed");
+          const call = { index: output.length, item: functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: "" }, "in_progress") };
+          output.push(call.item);
+          openCalls.push(call);
+          calls.set(part.index, call);
+          controller.enqueue(event("response.output_item.added", { output_index: call.index, item: call.item }));
+          break;
+        }
+        case "tool-call-delta":
+          argumentsDelta(controller, part.index, part.argumentsDelta);
+          break;
+        case "usage":
+        case "finish":
+          // Both belong to the Response's last event.
+          if (part.type === "usage") usage = part.usage;
+          else finish = part.finishReason;
+      }
+    },
+    flush(controller) {
+      const opening = start();
+      if (opening) controller.enqueue(opening);
+      if (finish === "refusal" && !refusalSaid) refusalDelta(controller, UNEXPLAINED_REFUSAL);
+      const incompleteReason = incompleteReasonOf(finish);
+      const status = incompleteReason ? "incomplete" : "completed";
+      closeMessage(controller, status);
+      closeCalls(controller, status);
+      const response = responseObject(started!, { status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });
+      controller.enqueue(event(incompleteReason ? "response.incomplete" : "response.completed", { response }));
+    },
+  });
+}

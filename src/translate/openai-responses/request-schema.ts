@@ -1,0 +1,141 @@
+import * as v from "valibot";
+import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
+import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
+import { JSON_SCHEMA_FORMAT, ToolNameSchema } from "../openai-chat/request-schema.ts";
+
+/**
+ * An object of any `type` but `served`, refused with `why(type)`: no upstream speaks the
+ * Responses API, so what the canonical form cannot carry cannot be served at all, and the
+ * 400 names the item and its type rather than listing the types that are.
+ */
+function refusedType(served: readonly string[], why: (type: string) => string) {
+  return v.pipe(
+    otherTypedObject(served),
+    v.check(() => false, (issue) => why((issue.input as { type: string }).type)),
+    // Never reached: typed so, so that a served type's fields are known wherever its `type` is.
+    v.transform((refused) => refused as never),
+  );
+}
+
+/** A field that asks for state the gateway does not keep: refused whenever it is set. */
+function refusedField(why: string) {
+  return v.optional(v.nullable(v.custom<never>(() => false, why)));
+}
+
+const InputText = v.object({ type: v.literal("input_text"), text: v.string() });
+/** An earlier answer's text, as the SDK sends `response.output` back. */
+const OutputText = v.object({ type: v.literal("output_text"), text: v.string() });
+const InputImage = v.pipe(
+  v.object({
+    type: v.literal("input_image"),
+    image_url: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1)))),
+    file_id: refusedField("files are not kept by the gateway: send the image as 'image_url' (an http(s) or data: URL)"),
+    detail: v.optional(v.nullable(v.string())),
+  }),
+  v.check((part) => typeof part.image_url === "string", "an input_image needs 'image_url' (an http(s) or data: URL)"),
+);
+const Refusal = v.object({ type: v.literal("refusal"), refusal: v.string() });
+const CONTENT_TYPES = ["input_text", "output_text", "input_image", "refusal"];
+const OtherContent = refusedType(CONTENT_TYPES, (type) =>
+  type === "input_file"
+    ? "input_file parts are not served: the gateway keeps no files and the chat form it translates to has no documents"
+    : `content parts of type '${type}' are not served; the gateway takes input_text, output_text, input_image and refusal`,
+);
+const Content = v.array(v.variant("type", [InputText, OutputText, InputImage, Refusal, OtherContent], "a content part needs a 'type'"));
+
+const MessageItem = v.object({
+  type: v.optional(v.literal("message")),
+  role: v.picklist(["user", "assistant", "system", "developer"], "must be one of user, assistant, system, developer"),
+  content: v.union([v.string(), Content], "must be a string or an array of content parts"),
+});
+
+const FunctionCallItem = v.object({
+  type: v.literal("function_call"),
+  call_id: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  name: v.string(),
+  arguments: v.string(),
+});
+
+const OutputContent = v.array(
+  v.variant("type", [
+    InputText,
+    refusedType(["input_text"], (type) => `a function's output of type '${type}' is not served: the chat form it translates to takes text only`),
+  ]),
+);
+const FunctionCallOutputItem = v.object({
+  type: v.literal("function_call_output"),
+  call_id: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  output: v.union([v.string(), OutputContent], "must be a string or an array of input_text parts"),
+});
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output"];
+const OtherItem = refusedType(ITEM_TYPES, (type) =>
+  type === "item_reference"
+    ? "items of type 'item_reference' are not served: the gateway stores no responses, so send the item itself"
+    : `items of type '${type}' are not served; the gateway takes message, function_call and function_call_output items`,
+);
+const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, OtherItem], "an item's 'type' must be a string");
+
+/** One item of `input`. */
+export type InputItem = v.InferOutput<typeof InputItem>;
+/** One content part of a message item. */
+export type InputContent = v.InferOutput<typeof Content>[number];
+
+const FunctionTool = v.object({
+  type: v.literal("function"),
+  name: ToolNameSchema,
+  description: v.optional(v.nullable(v.string())),
+  parameters: v.optional(v.nullable(JsonObjectSchema)),
+  strict: v.optional(v.nullable(v.boolean())),
+});
+const BuiltInTool = refusedType(["function"], (type) => `'${type}' is a built-in tool of OpenAI's, which the gateway does not run; only function tools are served`);
+
+const ToolChoice = v.union(
+  [v.picklist(["auto", "none", "required"]), v.object({ type: v.literal("function"), name: v.string() })],
+  "must be 'auto', 'none', 'required' or {type: 'function', name}",
+);
+
+const TextFormat = v.variant(
+  "type",
+  [
+    v.object({ type: v.literal("text") }),
+    v.object({ type: v.literal("json_object") }),
+    v.object({ type: v.literal("json_schema"), ...JSON_SCHEMA_FORMAT }),
+  ],
+  "must have type 'text', 'json_object' or 'json_schema'",
+);
+
+/**
+ * POST /v1/responses, OpenAI's Responses API. Every request is translated to the canonical
+ * form, since no upstream is sent this format: what that form cannot carry and a model
+ * would need (built-in tools, files, stored responses) is refused with a 400 naming it.
+ * Unknown fields are kept (loose), as the chat format keeps them, to be named in
+ * x-gateway-warnings; known fields are checked strictly.
+ */
+export const ResponsesRequestSchema = v.looseObject({
+  model: ModelIdSchema,
+  input: v.union(
+    [v.string(), v.pipe(v.array(InputItem), v.minLength(1, "must contain at least one item"))],
+    "must be a string or an array of input items",
+  ),
+  instructions: v.optional(v.nullable(v.string())),
+  tools: v.optional(v.nullable(v.array(v.variant("type", [FunctionTool, BuiltInTool], "a tool needs a 'type'")))),
+  tool_choice: v.optional(v.nullable(ToolChoice)),
+  parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
+  max_output_tokens: v.optional(v.nullable(integerAtLeast(1))),
+  temperature: v.optional(v.nullable(numberInRange(0, 2))),
+  top_p: v.optional(v.nullable(numberInRange(0, 1))),
+  text: v.optional(v.nullable(objectOnly(v.looseObject({ format: v.optional(v.nullable(TextFormat)) })))),
+  stream: v.optional(v.nullable(v.boolean("must be a boolean"))),
+  store: v.optional(v.nullable(v.boolean("must be a boolean"))),
+  user: v.optional(v.string()),
+  safety_identifier: v.optional(v.nullable(v.string())),
+  metadata: v.optional(v.nullable(objectOnly(v.record(v.string(), v.string("metadata values must be strings"))))),
+  top_logprobs: v.optional(v.nullable(integerInRange(0, 20))),
+  previous_response_id: refusedField("the gateway stores no responses: send the whole conversation in 'input'"),
+  conversation: refusedField("the gateway stores no conversations: send the whole conversation in 'input'"),
+  prompt: refusedField("the gateway stores no prompt templates: send the prompt in 'instructions' and 'input'"),
+  background: v.optional(v.nullable(v.pipe(v.boolean("must be a boolean"), v.check((b) => !b, "background responses are not served: the gateway stores no responses to poll")))),
+});
+
+export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
