@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import type OpenAI from "openai";
 import { CALLERS, MODELS, onlyRequest, REMOTE_KINDS, startWorld, type CallerName, type RemoteKind, type World } from "./_support.ts";
 
 /**
@@ -109,4 +110,36 @@ test("anthropic caller: system given as text blocks reaches Gemini's systemInstr
   const body = onlyRequest(world, "gemini").body;
   expect(body.systemInstruction.parts.map((p: any) => p.text).join("")).toBe(SYSTEM);
   expect(body.contents).toHaveLength(1);
+});
+
+describe("openai SDK, responses.create", () => {
+  test.each(REMOTE_KINDS.map((k) => [k]))("instructions and three turns as messages reach the %s upstream in its format", async (kind) => {
+    await world.openai.responses.create({ model: MODELS[kind as RemoteKind], instructions: SYSTEM, input: TURNS.map((t) => ({ role: t.role, content: t.text })) });
+    expectUpstreamConversation(kind as RemoteKind, onlyRequest(world, kind as RemoteKind).body);
+  });
+
+  test.each(REMOTE_KINDS.map((k) => [k]))("a developer message, typed items and an earlier answer's output sent back reach the %s upstream as the same conversation", async (kind) => {
+    const model = MODELS[kind as RemoteKind];
+    const earlier = await world.openai.responses.create({ model, input: "Hello" });
+    world.reset();
+    // The earlier Response's own output item, with the turns' text in place of the upstream's.
+    const [answer] = earlier.output as OpenAI.Responses.ResponseOutputMessage[];
+    const content = [{ ...answer!.content[0]!, text: TURNS[1].text } as OpenAI.Responses.ResponseOutputText];
+    await world.openai.responses.create({
+      model,
+      input: [
+        { type: "message", role: "developer", content: [{ type: "input_text", text: SYSTEM }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: TURNS[0].text }] },
+        { ...answer!, content },
+        { role: "user", content: TURNS[2].text },
+      ],
+    });
+    expectUpstreamConversation(kind as RemoteKind, onlyRequest(world, kind as RemoteKind).body);
+  });
+
+  test("mock upstream answers the last user turn", async () => {
+    const response = await world.openai.responses.create({ model: MODELS.mock, instructions: SYSTEM, input: TURNS.map((t) => ({ role: t.role, content: t.text })) });
+    expect(response.output_text).toContain("What is my name?");
+    expect(response.output_text).not.toContain("My name is Ada.");
+  });
 });

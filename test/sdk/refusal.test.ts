@@ -139,3 +139,41 @@ describe("an anthropic upstream's refusal, for an openai caller", () => {
     expect(response.candidates?.[0]?.finishReason).toBe("SAFETY" as any);
   });
 });
+
+/**
+ * A Responses API caller has a place of its own for a refusal: a `refusal` part of the
+ * output message, after any text the answer had before it, streamed as response.refusal.*.
+ */
+describe("openai SDK, responses.create", () => {
+  const refusalsOf = (response: { output: any[] }) => response.output.flatMap((item) => (item.type === "message" ? item.content : [])).filter((part: any) => part.type === "refusal");
+
+  test("an openai upstream's refusal: a refusal part, no output_text", async () => {
+    world.upstreams.openai.setBehavior({ completion: refusingCompletion });
+    const response = await world.openai.responses.create({ model: MODELS.openai, input: question });
+    expect(response.status).toBe("completed");
+    expect(refusalsOf(response)).toEqual([{ type: "refusal", refusal: REFUSAL }]);
+    expect(response.output_text).toBe("");
+  });
+
+  test("streamed: response.refusal.delta events, and the refusal part in the final Response", async () => {
+    world.upstreams.openai.setBehavior({ streamFixture: "openai-chat-stream-refusal.sse" });
+    const stream = world.openai.responses.stream({ model: MODELS.openai, input: question });
+    let deltas = "";
+    for await (const event of stream) if (event.type === "response.refusal.delta") deltas += event.delta;
+    expect(deltas).toBe(REFUSAL);
+    expect(refusalsOf(await stream.finalResponse()).map((part: any) => part.refusal)).toEqual([REFUSAL]);
+  });
+
+  test("an anthropic upstream's refusal without words: the text it cut off, then a refusal in the gateway's words", async () => {
+    const events = anthropicFixtureEvents("anthropic-stream-refusal.sse").map(({ event, data }) => {
+      if (data.type === "message_delta") delete data.delta.stop_details;
+      return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    });
+    world.upstreams.anthropic.setBehavior({ script: () => new Response(events.join(""), { headers: { "content-type": "text/event-stream" } }) });
+    const final = await world.openai.responses.stream({ model: MODELS.anthropic, input: question }).finalResponse();
+    const message = final.output[0] as any;
+    expect(message.content.map((part: any) => part.type)).toEqual(["output_text", "refusal"]);
+    expect(message.content[0].text).toBe("Hello..");
+    expect(message.content[1].refusal).toMatch(/refused/);
+  });
+});

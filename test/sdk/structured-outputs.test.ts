@@ -252,3 +252,29 @@ describe("strict tools", () => {
     expect(warningsOf(response)).toContain("strict (tool get_weather): not supported by the upstream");
   });
 });
+
+describe("openai SDK, responses.parse() with text.format json_schema", () => {
+  const answering = { openai: () => ({ completion: openAiAnswering('{"city":"Paris"}') }), anthropic: () => ({ message: anthropicAnswering('{"city":"Paris"}') }), gemini: () => ({ response: geminiAnswering('{"city":"Paris"}') }) };
+  const text = { format: { type: "json_schema" as const, name: "city", schema: citySchema, strict: true } };
+
+  test.each(["openai", "anthropic", "gemini"] as const)("%s upstream: held to the schema in its own form, output_parsed the object", async (kind) => {
+    world.upstreams[kind].setBehavior(answering[kind]());
+    const response = await world.openai.responses.parse({ model: MODELS[kind], input: hello, text });
+    expect(response.output_parsed as unknown).toEqual({ city: "Paris" });
+    const body = onlyRequest(world, kind).body;
+    if (kind === "openai") expect(body.response_format).toEqual({ type: "json_schema", json_schema: { name: "city", schema: citySchema, strict: true } });
+    if (kind === "anthropic") expect(body.output_config).toEqual({ format: { type: "json_schema", schema: citySchema } });
+    if (kind === "gemini") expect(body.generationConfig).toMatchObject({ responseMimeType: "application/json", responseJsonSchema: citySchema });
+  });
+
+  test("mock upstream: the format is accepted and echoed in the Response", async () => {
+    const response = await world.openai.responses.create({ model: MODELS.mock, input: hello, text });
+    expect(response.status).toBe("completed");
+    expect(response.text).toEqual(text);
+  });
+
+  test("json_object reaches an openai upstream as response_format json_object", async () => {
+    await world.openai.responses.create({ model: MODELS.openai, input: "Answer in JSON", text: { format: { type: "json_object" } } });
+    expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_object" });
+  });
+});
