@@ -85,3 +85,20 @@ describe("openai caller: user and safety_identifier", () => {
     expect(body.safety_identifier).toBe("hash-91c2");
   });
 });
+
+describe("openai SDK, responses.create: user and safety_identifier, as chat's", () => {
+  test("safety_identifier reaches an anthropic upstream as metadata.user_id; a different user is named as not passed on", async () => {
+    const { response } = await world.openai.responses.create({ model: MODELS.anthropic, input: "Hello", store: false, user: "user-7f3a", safety_identifier: "hash-91c2" }).withResponse();
+    expect(onlyRequest(world, "anthropic").body.metadata).toEqual({ user_id: "hash-91c2" });
+    expect(warningsOf(response)).toContain("user: not passed on");
+    expect(warningsOf(response)).not.toContain("safety_identifier");
+  });
+
+  test("user reaches an openai upstream as user, and a gemini upstream's warnings name it", async () => {
+    await world.openai.responses.create({ model: MODELS.openai, input: "Hello", user: "user-7f3a" });
+    expect(onlyRequest(world, "openai").body.user).toBe("user-7f3a");
+    const { response } = await world.openai.responses.create({ model: MODELS.gemini, input: "Hello", user: "user-7f3a" }).withResponse();
+    expect(warningsOf(response)).toContain("user: not passed on");
+    expect(JSON.stringify(onlyRequest(world, "gemini").body)).not.toContain("user-7f3a");
+  });
+});
