@@ -43,7 +43,7 @@ export function untranslatableError(request: ChatRequest): GatewayError {
  * is sent without, and what no upstream receives.
  */
 export function warnLeftOut(request: ChatRequest, warnings: UpstreamWarnings): void {
-  for (const note of request.unhonoured ?? []) warnings.note(note);
+  if (request.unhonoured) for (const note of request.unhonoured) warnings.note(note);
   const native = request.native;
   if (!native) return;
   const onlyNative = `only an upstream of the ${native.format} format takes it`;
