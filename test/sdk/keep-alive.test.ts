@@ -64,7 +64,7 @@ test("the caller gets the response head and a comment while the upstream only pi
   expect(rest).not.toContain("keep-alive");
 });
 
-test("the SDKs skip the comment: openai, anthropic and genai streams read the whole answer", async () => {
+test("the SDKs skip the comment: openai (chat and responses), anthropic and genai streams read the whole answer", async () => {
   const expected = summarizeStreamFixture(FIXTURE).text;
   const question = [{ role: "user" as const, content: "Think first" }];
 
@@ -83,4 +83,9 @@ test("the SDKs skip the comment: openai, anthropic and genai streams read the wh
   let genaiText = "";
   for await (const chunk of await world.genai.models.generateContentStream({ model: MODELS.openai, contents: "Think first" })) genaiText += chunk.text ?? "";
   expect(genaiText).toBe(expected);
-});
+
+  pingThenAnswer();
+  const response = await world.openai.responses.stream({ model: MODELS.openai, input: "Think first" }).finalResponse();
+  expect(response.output_text).toBe(expected);
+  // Four pinging upstreams of about 1.35 s each.
+}, 10_000);
