@@ -4,11 +4,12 @@ import { endUserOf, functionToolOf, jsonSchemaFormatOf } from "../openai-chat/co
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 
-/** Why a setting of a Responses request reaches no upstream, whatever its kind. */
-const NOT_CARRIED = "not passed on: the gateway serves responses through chat, which has no such setting";
+/** Why part of a Responses request reaches no upstream, whatever its kind. */
+const NO_PLACE = "the gateway serves responses through chat, which has no place for it";
+const NOT_CARRIED = `not passed on: ${NO_PLACE}`;
 
 /** The warning of every request that does not say `store: false` (OpenAI's default is to store). */
-export const NOT_STORED = "store: responses are not stored";
+const NOT_STORED = "store: responses are not stored";
 
 /** A message item's content in canonical parts; a refusal (an earlier answer's) and an image's detail are noted, as they reach no upstream. */
 function partsOf(content: string | InputContent[], where: string, notes: string[]): ContentPart[] {
@@ -16,7 +17,7 @@ function partsOf(content: string | InputContent[], where: string, notes: string[
   const parts: ContentPart[] = [];
   for (const [j, part] of content.entries()) {
     if (part.type === "input_text" || part.type === "output_text") parts.push({ type: "text", text: part.text });
-    else if (part.type === "refusal") notes.push(`${where}[${j}] (refusal): left out: only OpenAI takes an earlier refusal back`);
+    else if (part.type === "refusal") notes.push(`${where}[${j}] (refusal): left out: ${NO_PLACE}`);
     else if (part.type === "input_image") {
       if (part.detail != null && part.detail !== "auto") notes.push(`${where}[${j}].detail: ${NOT_CARRIED}`);
       parts.push({ type: "image", url: part.image_url! });
@@ -80,6 +81,7 @@ function unhonouredOf(body: ResponsesRequest, fields: string[], notes: string[])
  */
 export function convertResponsesRequestToCanonical(body: ResponsesRequest): ChatRequest {
   const notes: string[] = [];
+  // Where endUserOf notes a second end-user id, as it does for chat.
   const untranslated = nothingUntranslated();
   const messages = messagesOf(body, notes);
   const request: ChatRequest = {

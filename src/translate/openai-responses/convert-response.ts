@@ -18,6 +18,7 @@ export function functionCallItem(id: string, call: { callId: string; name: strin
   return { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
 }
 
+/** An output_text part (the Responses API's annotations are citations, which the gateway never has). */
 export const outputText = (text: string): OutputContent => ({ type: "output_text", text, annotations: [] });
 
 /**

@@ -29,8 +29,10 @@ interface OpenCall {
  * its `added`, its deltas and its `done` (a message's content parts likewise), and last
  * response.completed, or response.incomplete when the answer was cut short, carrying the
  * whole Response with its usage. A message ends where a function call begins and the calls
- * where text begins again, so each item's events come together as OpenAI sends them. An
- * upstream failure ends the stream with an `error` event and response.failed.
+ * where text begins again, so a message's events come together as OpenAI sends them; calls
+ * stay open side by side, since an upstream may interleave their arguments and each event
+ * names its item. An upstream failure ends the stream with an `error` event (on which the
+ * SDK's stream helper rejects) and response.failed, the Response's final state.
  */
 export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now: () => number): StreamStep<StreamPart, string> {
   let sequence = 0;
