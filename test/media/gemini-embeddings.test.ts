@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { createChannel, postJson } from "../helpers/openai-media-upstream.ts";
+import { geminiInvalidKeyBody } from "../helpers/gemini-upstream.ts";
 
 /** /v1/embeddings over a `gemini` channel: batchEmbedContents on Gemini's wire format. */
 
@@ -60,4 +61,27 @@ test("a gemini channel is never offered rerank, images or audio: those answer 50
   expect(response.status).toBe(503);
   expect(received.every((r) => r.path.endsWith(":batchEmbedContents"))).toBe(true);
   expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed", mode: "embedding", input_per_million: 1 })).status).toBe(200);
+});
+
+test("a gemini channel whose key Gemini refuses (400 API_KEY_INVALID) fails over, and alone is the gateway's 502, never the caller's 400", async () => {
+  const refusing = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json(geminiInvalidKeyBody(), { status: 400 }) });
+  try {
+    const refusingUrl = `http://127.0.0.1:${refusing.port}`;
+    const fields = { type: "gemini", model_map: { "g-embed-keys": "text-embedding-004" } };
+    await createChannel(gw, { ...fields, name: "gemini wrong key", base_url: refusingUrl, api_key: "revoked", models: ["g-embed-keys"], priority: 10 });
+    const spare = await createChannel(gw, { ...fields, name: "gemini spare", base_url: `http://127.0.0.1:${upstream.port}`, api_key: "gemini-secret", models: ["g-embed-keys"] });
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed-keys", mode: "embedding", input_per_million: 1 })).status).toBe(200);
+    const served = await postJson(gw, gw.demoKey, "/v1/embeddings", { model: "g-embed-keys", input: "hello" });
+    expect(served.status).toBe(200);
+    expect(served.headers.get("x-gateway-channel")).toBe(spare);
+    expect(served.headers.get("x-gateway-attempts")).toBe("2");
+
+    await createChannel(gw, { ...fields, name: "gemini wrong key alone", base_url: refusingUrl, api_key: "revoked", models: ["g-embed-alone"] });
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed-alone", mode: "embedding", input_per_million: 1 })).status).toBe(200);
+    const alone = await postJson(gw, gw.demoKey, "/v1/embeddings", { model: "g-embed-alone", input: "hello" });
+    expect(alone.status).toBe(502);
+    expect(await alone.json()).toEqual({ error: { message: "Upstream failed: the channel's API key was rejected", type: "upstream_error", code: 502 } });
+  } finally {
+    refusing.stop(true);
+  }
 });

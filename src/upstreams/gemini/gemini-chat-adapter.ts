@@ -1,11 +1,9 @@
 import * as v from "valibot";
 import type { ChatAdapter, UpstreamCall } from "../adapter.ts";
 import type { ChatRequest } from "../../canonical/chat.ts";
-import { geminiAuthHeaders } from "./gemini-auth.ts";
-import { postJson } from "../http.ts";
+import { postToGemini } from "./gemini-auth.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
-import { UpstreamError } from "../upstream-error.ts";
 import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
@@ -29,21 +27,6 @@ function urlOf(call: UpstreamCall, action: "generateContent" | "streamGenerateCo
 /** The answer of countTokens: the field used, the rest kept for a gemini caller. Proto3 JSON leaves out a count of 0. */
 const CountSchema = v.looseObject({ totalTokens: v.optional(TokenCountSchema, 0) });
 
-/**
- * Gemini answers a wrong API key with 400 (reason API_KEY_INVALID), not 401. That is the
- * channel's fault, not the caller's: it is re-typed as a 401 so it fails over and shows as 502.
- */
-async function post(call: UpstreamCall, url: string, body: unknown): Promise<Response> {
-  try {
-    return await postJson(call, url, geminiAuthHeaders(call), body);
-  } catch (error) {
-    if (error instanceof UpstreamError && error.upstreamStatus === 400 && /API key not valid|API_KEY_INVALID/i.test(error.message)) {
-      throw new UpstreamError("status", "the channel's API key was rejected", 401);
-    }
-    throw error;
-  }
-}
-
 /** Translated from canonical, with a same-format caller's own body laid over it (the model is in the URL). */
 function bodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
   const body = convertCanonicalToGeminiRequest(request, call.warnings);
@@ -55,13 +38,13 @@ export const geminiChatAdapter: ChatAdapter = {
   format: GEMINI_WIRE.format,
   async complete(request, call) {
     const body = bodyOf(request, call);
-    const response = await post(call, urlOf(call, "generateContent"), body);
+    const response = await postToGemini(call, urlOf(call, "generateContent"), body);
     return readChatResponse(response, GEMINI_WIRE, request, call);
   },
 
   async stream(request, call) {
     const body = bodyOf(request, call);
-    const response = await post(call, urlOf(call, "streamGenerateContent?alt=sse"), body);
+    const response = await postToGemini(call, urlOf(call, "streamGenerateContent?alt=sse"), body);
     return readChatStream(response, GEMINI_WIRE, request, call);
   },
 
@@ -72,7 +55,7 @@ export const geminiChatAdapter: ChatAdapter = {
    */
   async countTokens(request, call) {
     const body = { generateContentRequest: { ...bodyOf(request, call), model: `models/${call.upstreamModel}` } };
-    const response = await post(call, urlOf(call, "countTokens"), body);
+    const response = await postToGemini(call, urlOf(call, "countTokens"), body);
     const counted = await readJsonAs(response, call, CountSchema, "a token count");
     return tokenCountOf(counted.totalTokens, counted, GEMINI_WIRE.format, request);
   },

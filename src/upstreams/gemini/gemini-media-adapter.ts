@@ -1,9 +1,8 @@
 import * as v from "valibot";
 import type { MediaAdapter } from "../adapter.ts";
-import { postJson } from "../http.ts";
 import { readJsonAs } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
-import { geminiAuthHeaders } from "./gemini-auth.ts";
+import { postToGemini } from "./gemini-auth.ts";
 
 const BatchEmbedSchema = v.object({ embeddings: v.array(v.object({ values: v.array(v.number()) })) });
 
@@ -17,7 +16,7 @@ export const geminiMediaAdapter: MediaAdapter = {
       ...(request.dimensions === undefined ? {} : { outputDimensionality: request.dimensions }),
     }));
     const url = `${call.channel.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
-    const response = await postJson(call, url, geminiAuthHeaders(call), { requests });
+    const response = await postToGemini(call, url, { requests });
     const json = await readJsonAs(response, call, BatchEmbedSchema, "embeddings");
     if (json.embeddings.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
     // Gemini does not count embedding tokens; the gateway estimates them.
