@@ -19,7 +19,8 @@ export class UpstreamError extends Error {
   /**
    * Whether the next channel may be tried: connect errors, timeouts, 429 and 5xx, and the
    * statuses that say this channel is misconfigured (3xx: its base URL; 401, 403: its key;
-   * 404: its model mapping). So are protocol failures: a 2xx body that broke off or is not
+   * 404: its model mapping) or unpaid (402: its account at the provider is out of credit, as
+   * DeepSeek and OpenRouter answer; the caller's own balance was checked by the gateway). So are protocol failures: a 2xx body that broke off or is not
    * the API's answer is seen before any byte reaches the caller, and counting it as a
    * failure lets the breaker cool a channel that answers 200 with garbage. A 400-class error
    * about the request itself would fail everywhere, so it is final.
@@ -27,7 +28,7 @@ export class UpstreamError extends Error {
   get retryable(): boolean {
     if (this.failure !== "status") return true;
     const status = this.upstreamStatus ?? 0;
-    return (status >= 300 && status < 400) || status === 401 || status === 403 || status === 404 || status === 408 || status === 429 || status >= 500;
+    return (status >= 300 && status < 400) || (status >= 401 && status <= 403) || status === 404 || status === 408 || status === 429 || status >= 500;
   }
 
   /**

@@ -260,6 +260,28 @@ describe("failover", () => {
     expectErrorShape(await response.json(), 502, "upstream_error");
   });
 
+  test("402 (the channel's account at the provider is out of credit) fails over and counts against the channel; alone, the gateway's 502", async () => {
+    const model = freshModel();
+    const unpaid = await upstream();
+    const second = await upstream();
+    unpaid.setBehavior({ status: 402, errorBody: { error: { message: "Insufficient Balance", type: "unknown_error", param: null, code: "invalid_request_error" } } });
+    const unpaidId = await channel("unpaid", unpaid.url, model, 10);
+    const alone = await post({ model, messages: [{ role: "user", content: "hi" }] });
+    expect(alone.status).toBe(502);
+    expectErrorShape(await alone.json(), 502, "upstream_error");
+
+    const secondId = await channel("paid", second.url, model, 1);
+    for (let i = 0; i < 2; i++) {
+      const response = await post({ model, messages: [{ role: "user", content: "hi" }] });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-gateway-channel")).toBe(secondId);
+      expect(response.headers.get("x-gateway-attempts")).toBe("2");
+    }
+    // Three 402s in a row: the channel cools like one whose key is refused.
+    const listed = await gw.admin("GET", "/v1/admin/channels");
+    expect(listed.body.channels.find((c: { id: string }) => c.id === unpaidId).status).toBe("cooling");
+  });
+
   test("429 on the first channel fails over to the second", async () => {
     const model = freshModel();
     const first = await upstream();
