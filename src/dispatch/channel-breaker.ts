@@ -11,12 +11,22 @@ export interface ChannelPause {
   remainingMs: number;
 }
 
+/**
+ * A request's leave to use a channel, from `admit`: NOT_A_PROBE for an ordinary use, else the
+ * number of the probe it carries. Handed back with the outcome, so only the probe's own
+ * outcome ends its probe: requests let through before the cool-down began may still be in
+ * flight (a non-streamed answer can take minutes), and their outcomes must neither open a
+ * second probe nor count as the probe's verdict.
+ */
+export type Ticket = number;
+export const NOT_A_PROBE: Ticket = 0;
+
 interface ChannelHealth {
   consecutiveFailures: number;
   coolUntil: number;
   cooldownMs: number;
-  /** A probe is in flight: other requests keep skipping the channel until it reports. */
-  probing: boolean;
+  /** The ticket of the probe in flight, or NOT_A_PROBE: other requests keep skipping the channel until it reports. */
+  probe: Ticket;
   /** The upstream answered 429: skip the channel until then (its Retry-After), without counting a failure. */
   throttledUntil: number;
 }
@@ -30,6 +40,7 @@ interface ChannelHealth {
  */
 export class ChannelBreaker {
   #health = new Map<string, ChannelHealth>();
+  #lastProbe: Ticket = NOT_A_PROBE;
 
   constructor(
     private readonly failuresToCool: number,
@@ -37,15 +48,15 @@ export class ChannelBreaker {
     private readonly now: () => number,
   ) {}
 
-  /** Whether a request may use the channel now; claims the probe when one is due. */
-  allow(channelId: string): boolean {
+  /** A ticket when a request may use the channel now (the probe's, when one is due), else null. */
+  admit(channelId: string): Ticket | null {
     const health = this.#health.get(channelId);
-    if (!health) return true;
-    if (this.now() < health.throttledUntil) return false;
-    if (health.coolUntil === 0) return true;
-    if (health.probing || this.now() < health.coolUntil) return false;
-    health.probing = true;
-    return true;
+    if (!health) return NOT_A_PROBE;
+    if (this.now() < health.throttledUntil) return null;
+    if (health.coolUntil === 0) return NOT_A_PROBE;
+    if (health.probe !== NOT_A_PROBE || this.now() < health.coolUntil) return null;
+    health.probe = ++this.#lastProbe;
+    return health.probe;
   }
 
   /** Whether the channel is cooling now (for the admin view). */
@@ -60,7 +71,7 @@ export class ChannelBreaker {
     if (!health) return null;
     const now = this.now();
     if (now < health.throttledUntil) return { reason: "throttled", remainingMs: health.throttledUntil - now };
-    if (health.coolUntil !== 0 && (health.probing || now < health.coolUntil)) return { reason: "cooling", remainingMs: Math.max(health.coolUntil - now, 0) };
+    if (health.coolUntil !== 0 && (health.probe !== NOT_A_PROBE || now < health.coolUntil)) return { reason: "cooling", remainingMs: Math.max(health.coolUntil - now, 0) };
     return null;
   }
 
@@ -69,15 +80,18 @@ export class ChannelBreaker {
     this.#health.delete(channelId);
   }
 
-  /** The channel failed in a way that counts against it (connect, timeout, 5xx, its key or model refused). */
-  failed(channelId: string): void {
+  /**
+   * The channel failed in a way that counts against it (connect, timeout, 5xx, its key or model
+   * refused). A failed probe cools it for twice as long; a request let through before the
+   * cool-down began tells nothing new once it is cooling.
+   */
+  failed(channelId: string, ticket: Ticket): void {
     const health = this.#healthOf(channelId);
-    health.consecutiveFailures++;
-    if (health.probing) {
+    if (this.#isProbe(health, ticket)) {
       health.cooldownMs = Math.min(health.cooldownMs * 2, MAX_COOLDOWN_MS);
-      health.probing = false;
+      health.probe = NOT_A_PROBE;
       health.coolUntil = this.now() + health.cooldownMs;
-    } else if (health.consecutiveFailures >= this.failuresToCool) {
+    } else if (health.coolUntil === 0 && ++health.consecutiveFailures >= this.failuresToCool) {
       health.coolUntil = this.now() + health.cooldownMs;
     }
     this.#health.set(channelId, health);
@@ -87,21 +101,26 @@ export class ChannelBreaker {
    * The upstream answered 429: skip the channel for `retryAfterSeconds` (1 s when it gave none,
    * 60 s at most). A probe it was serving ends without a verdict.
    */
-  throttled(channelId: string, retryAfterSeconds: number | undefined): void {
+  throttled(channelId: string, ticket: Ticket, retryAfterSeconds: number | undefined): void {
     const health = this.#healthOf(channelId);
     const pauseMs = retryAfterSeconds === undefined ? DEFAULT_THROTTLE_MS : Math.min(retryAfterSeconds * 1000, MAX_THROTTLE_MS);
     health.throttledUntil = Math.max(health.throttledUntil, this.now() + pauseMs);
-    health.probing = false;
+    if (this.#isProbe(health, ticket)) health.probe = NOT_A_PROBE;
     this.#health.set(channelId, health);
   }
 
-  #healthOf(channelId: string): ChannelHealth {
-    return this.#health.get(channelId) ?? { consecutiveFailures: 0, coolUntil: 0, cooldownMs: this.cooldownMs, probing: false, throttledUntil: 0 };
+  /** Releases a claimed probe that ended without a verdict (e.g. the caller's own 400); an ordinary use has nothing to release. */
+  released(channelId: string, ticket: Ticket): void {
+    const health = this.#health.get(channelId);
+    if (health && this.#isProbe(health, ticket)) health.probe = NOT_A_PROBE;
   }
 
-  /** Releases a claimed probe that ended without a verdict (e.g. the caller's own 400). */
-  released(channelId: string): void {
-    const health = this.#health.get(channelId);
-    if (health) health.probing = false;
+  #healthOf(channelId: string): ChannelHealth {
+    return this.#health.get(channelId) ?? { consecutiveFailures: 0, coolUntil: 0, cooldownMs: this.cooldownMs, probe: NOT_A_PROBE, throttledUntil: 0 };
+  }
+
+  /** Whether `ticket` carries the channel's probe in flight (not one a success since then has ended). */
+  #isProbe(health: ChannelHealth, ticket: Ticket): boolean {
+    return ticket !== NOT_A_PROBE && health.probe === ticket;
   }
 }

@@ -49,10 +49,11 @@ export async function withFailover<T>(
   let last: UpstreamError | undefined;
   let attempts = 0;
   for (const channel of channels) {
-    if (!breaker.allow(channel.id)) continue;
+    const ticket = breaker.admit(channel.id);
+    if (ticket === null) continue;
     if (attempts > 0) await sleepUnlessAborted(backoffMs * 2 ** (attempts - 1) * (0.5 + Math.random()), signal);
     if (signal.aborted) {
-      breaker.released(channel.id);
+      breaker.released(channel.id, ticket);
       break;
     }
     attempts++;
@@ -62,20 +63,20 @@ export async function withFailover<T>(
       return { value, channel, attempts };
     } catch (error) {
       if (options.clientSignal.aborted) {
-        breaker.released(channel.id);
+        breaker.released(channel.id, ticket);
         throw clientClosed();
       }
       if (!(error instanceof UpstreamError)) {
-        breaker.released(channel.id);
+        breaker.released(channel.id, ticket);
         throw error;
       }
       last = error;
       if (!error.retryable) {
-        breaker.released(channel.id);
+        breaker.released(channel.id, ticket);
         throw error.toGatewayError();
       }
-      if (error.upstreamStatus === 429) breaker.throttled(channel.id, error.retryAfterSeconds);
-      else breaker.failed(channel.id);
+      if (error.upstreamStatus === 429) breaker.throttled(channel.id, ticket, error.retryAfterSeconds);
+      else breaker.failed(channel.id, ticket);
     }
   }
   // A client that left (in a backoff, or before the first attempt while its hold waited) is

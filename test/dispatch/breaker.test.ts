@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { jsonFixture, startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 
 let clock = Date.parse("2026-11-21T10:00:00Z");
 let gw: TestGateway;
@@ -22,16 +22,10 @@ afterAll(async () => {
   await steady.close();
 });
 
-const chat = () =>
-  gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
+const chat = (model = "m", signal?: AbortSignal) =>
+  gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }), signal });
 
-/** The flaky channel's status, as the listing shows it; the record of the channel alone must agree. */
-async function flakyStatus(): Promise<string> {
-  const list = await gw.admin("GET", "/v1/admin/channels");
-  const listed = list.body.channels.find((c: { id: string }) => c.id === flakyId).status;
-  expect((await gw.admin("GET", `/v1/admin/channels/${flakyId}`)).body.status).toBe(listed);
-  return listed;
-}
+const flakyStatus = () => statusOf(flakyId);
 
 test("a channel that fails 3 times in a row cools down, is skipped, and comes back after a successful probe", async () => {
   for (let i = 0; i < 3; i++) {
@@ -169,3 +163,60 @@ test("clients that hang up before the first byte do not count against the channe
   expect(served.status).toBe(200);
   await slow.close();
 });
+
+test("a request let through before the cool-down that ends while the probe is out opens no second probe", async () => {
+  // The gated upstream holds each request until the test answers it; while `failFast`, it answers 500 at once.
+  const held: ((response: Response) => void)[] = [];
+  let failFast = false;
+  const gated = await startOpenAiUpstream({
+    script: () => (failFast ? Response.json({ error: { message: "down" } }, { status: 500 }) : new Promise<Response>((answer) => held.push(answer))),
+  });
+  const spare = await startOpenAiUpstream();
+  const gatedId = (await gw.admin("POST", "/v1/admin/channels", { name: "gated", type: "openai", base_url: gated.url, models: ["gm"], priority: 10 })).body.id;
+  await gw.admin("POST", "/v1/admin/channels", { name: "gated spare", type: "openai", base_url: spare.url, models: ["gm"], priority: 0 });
+
+  // A long request is let through, then the channel fails three times and cools.
+  const client = new AbortController();
+  const early = chat("gm", client.signal).catch(() => null);
+  while (held.length < 1) await Bun.sleep(5);
+  failFast = true;
+  for (let i = 0; i < 3; i++) expect((await chat("gm")).headers.get("x-gateway-attempts")).toBe("2");
+  expect(await statusOf(gatedId)).toBe("cooling");
+
+  // The cool-down ends: one request probes, and the upstream holds it.
+  failFast = false;
+  clock += 30_001;
+  const probe = chat("gm");
+  while (held.length < 2) await Bun.sleep(5);
+
+  // The early request's client leaves; its usage row (499) is written after the breaker heard of it.
+  client.abort();
+  await early;
+  for (let i = 0; i < 200 && !(await usageStatuses("gm")).includes(499); i++) await Bun.sleep(10);
+  expect(await usageStatuses("gm")).toContain(499);
+
+  // The probe is still out: the next request skips the channel instead of probing it a second time.
+  failFast = true;
+  const next = await chat("gm");
+  expect(next.headers.get("x-gateway-attempts")).toBe("1");
+  expect(gated.requests).toHaveLength(5);
+
+  held[1]!(Response.json(jsonFixture("openai-chat-completion.json")));
+  expect((await probe).headers.get("x-gateway-channel")).toBe(gatedId);
+  expect(await statusOf(gatedId)).toBe("active");
+  await gated.close();
+  await spare.close();
+});
+
+/** A channel's status, as the listing shows it; the record of the channel alone must agree. */
+async function statusOf(id: string): Promise<string> {
+  const list = await gw.admin("GET", "/v1/admin/channels");
+  const listed = list.body.channels.find((c: { id: string }) => c.id === id).status;
+  expect((await gw.admin("GET", `/v1/admin/channels/${id}`)).body.status).toBe(listed);
+  return listed;
+}
+
+async function usageStatuses(model: string): Promise<number[]> {
+  const listed = await gw.admin("GET", "/v1/admin/usage?limit=200");
+  return listed.body.usage.filter((row: { model: string }) => row.model === model).map((row: { status: number }) => row.status);
+}
