@@ -70,9 +70,9 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   const keys = new KeyCache(deps.db);
   const lastUsed = new LastUsedTracker();
   const settings = new SettingsStore(deps.db);
-  const channels = new ChannelRegistry(deps.db);
-  const prices = new PriceStore(deps.db);
   const breaker = new ChannelBreaker(deps.config.breakerFailures, deps.config.breakerCooldownMs, deps.now);
+  const channels = new ChannelRegistry(deps.db, (channelId) => breaker.forget(channelId));
+  const prices = new PriceStore(deps.db);
   const reload = async () => {
     keys.clear();
     await Promise.all([settings.load(), channels.load(), prices.load()]);

@@ -6,12 +6,21 @@ import { channelFromRow, servedModels, type Channel } from "./channel.ts";
 export class ChannelRegistry {
   #all: Channel[] = [];
   #byModel = new Map<string, Channel[]>();
+  /** Each channel's `updated_at` at the last load. */
+  #revisions = new Map<string, number>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Told of each channel an admin changed or removed since the last load, by this instance or another. */
+    private readonly onEdited: (channelId: string) => void = () => {},
+  ) {}
 
   /** Reads every channel from the database and rebuilds the model index. */
   async load(): Promise<void> {
     const rows = await this.db.selectFrom("channels").selectAll().orderBy("created_at").execute();
+    const revisions = new Map(rows.map((row) => [row.id, row.updated_at]));
+    for (const [id, updatedAt] of this.#revisions) if (revisions.get(id) !== updatedAt) this.onEdited(id);
+    this.#revisions = revisions;
     this.#all = rows.map(channelFromRow);
     const byModel = new Map<string, Channel[]>();
     for (const channel of this.#all) {

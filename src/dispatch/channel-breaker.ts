@@ -36,7 +36,8 @@ interface ChannelHealth {
  * request through as a probe: success brings it back, failure cools it for twice as long.
  * A 429 is not ill health: the channel is only skipped for as long as its Retry-After asks,
  * so one rate-limited burst does not take a healthy upstream out for a whole cooldown.
- * In memory per instance; an admin's `disabled` is separate and never undone here.
+ * In memory per instance; an admin's `disabled` is separate and never undone here, and an
+ * admin's edit of a channel ends its cool-down on every instance (see `forget`).
  */
 export class ChannelBreaker {
   #health = new Map<string, ChannelHealth>();
@@ -77,6 +78,15 @@ export class ChannelBreaker {
 
   /** The channel answered: it is healthy again. */
   succeeded(channelId: string): void {
+    this.#health.delete(channelId);
+  }
+
+  /**
+   * An admin changed or removed the channel: whatever it did before (a refused key, a wrong
+   * base URL) is no guide to what it does now, and an admin who sets it `active` means it to
+   * serve at once. Its cool-down and 429 pause end; if it still fails, it cools again.
+   */
+  forget(channelId: string): void {
     this.#health.delete(channelId);
   }
 

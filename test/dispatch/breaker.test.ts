@@ -22,10 +22,15 @@ afterAll(async () => {
   await steady.close();
 });
 
-const chat = (model = "m", signal?: AbortSignal) =>
-  gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }), signal });
+const chat = (model = "m", signal?: AbortSignal, instance = gw) =>
+  instance.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }), signal });
 
-const flakyStatus = () => statusOf(flakyId);
+/** The flaky channel's status, as the listing shows it; the record of the channel alone must agree. */
+async function flakyStatus(): Promise<string> {
+  const listed = await statusOf(flakyId);
+  expect((await gw.admin("GET", `/v1/admin/channels/${flakyId}`)).body.status).toBe(listed);
+  return listed;
+}
 
 test("a channel that fails 3 times in a row cools down, is skipped, and comes back after a successful probe", async () => {
   for (let i = 0; i < 3; i++) {
@@ -55,8 +60,6 @@ test("a failed probe cools the channel again for twice as long; an admin's disab
   flaky.setBehavior({ status: 500 });
   for (let i = 0; i < 3; i++) await chat();
   expect(await flakyStatus()).toBe("cooling");
-  // An edit that leaves the status alone shows the channel as it is: still cooling.
-  expect((await gw.admin("PATCH", `/v1/admin/channels/${flakyId}`, { name: "flaky" })).body.status).toBe("cooling");
   clock += 30_001;
   await chat(); // the probe fails
   const probes = flaky.requests.length;
@@ -208,12 +211,42 @@ test("a request let through before the cool-down that ends while the probe is ou
   await spare.close();
 });
 
-/** A channel's status, as the listing shows it; the record of the channel alone must agree. */
-async function statusOf(id: string): Promise<string> {
-  const list = await gw.admin("GET", "/v1/admin/channels");
-  const listed = list.body.channels.find((c: { id: string }) => c.id === id).status;
-  expect((await gw.admin("GET", `/v1/admin/channels/${id}`)).body.status).toBe(listed);
-  return listed;
+test("an admin's edit ends a cool-down at once, on every instance sharing the database", async () => {
+  const other = await startTestGateway({ dir: gw.dir, now: () => clock, env: { GATEWAY_BREAKER_FAILURES: "3", GATEWAY_BREAKER_COOLDOWN_MS: "30000" } });
+  other.services.changes.start(20);
+  const broken = await startOpenAiUpstream({ status: 500 });
+  try {
+    const id = (await gw.admin("POST", "/v1/admin/channels", { name: "edited", type: "openai", base_url: broken.url, models: ["em"] })).body.id;
+    await settles(() => statusOf(id, other), "active");
+    for (const instance of [gw, other]) {
+      for (let i = 0; i < 3; i++) expect((await chat("em", undefined, instance)).status).toBe(502);
+      expect(await statusOf(id, instance)).toBe("cooling");
+    }
+
+    // The operator fixed the upstream and says so: the channel serves at once, here and on the other instance.
+    broken.setBehavior({});
+    const patched = await gw.admin("PATCH", `/v1/admin/channels/${id}`, { status: "active" });
+    expect(patched.body.status).toBe("active");
+    expect(await statusOf(id)).toBe("active");
+    expect((await chat("em")).headers.get("x-gateway-channel")).toBe(id);
+    expect(await settles(() => statusOf(id, other), "active")).toBe("active");
+    expect((await chat("em", undefined, other)).headers.get("x-gateway-channel")).toBe(id);
+  } finally {
+    await other.close();
+    await broken.close();
+  }
+});
+
+async function statusOf(id: string, instance = gw): Promise<string> {
+  const list = await instance.admin("GET", "/v1/admin/channels");
+  return list.body.channels.find((c: { id: string }) => c.id === id)?.status;
+}
+
+/** `read()` until it gives `expected`, for up to 2 s (another instance follows within its cache poll); the last value read. */
+async function settles<T>(read: () => Promise<T>, expected: T): Promise<T> {
+  let seen = await read();
+  for (const deadline = Date.now() + 2_000; seen !== expected && Date.now() < deadline; seen = await read()) await Bun.sleep(10);
+  return seen;
 }
 
 async function usageStatuses(model: string): Promise<number[]> {

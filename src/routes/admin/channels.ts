@@ -76,7 +76,9 @@ export function adminChannelRoutes(services: Services) {
     .patch("/channels/:id", async (c) => {
       const body = parseOrThrow(UpdateChannelSchema, await readJsonBody(c.req.raw));
       const existing = await findChannel(c.req.param("id"));
-      const changes: Partial<ChannelRow> = { updated_at: services.now() };
+      // Strictly later than the last edit, even within one millisecond: every instance takes a
+      // new updated_at for an edit, which ends the channel's cool-down there.
+      const changes: Partial<ChannelRow> = { updated_at: Math.max(services.now(), existing.updated_at + 1) };
       if (body.name !== undefined) changes.name = body.name;
       if (body.type !== undefined) changes.type = body.type;
       if (body.base_url !== undefined) changes.base_url = body.base_url;
