@@ -3,7 +3,7 @@ import { abortableBody, readErrorExcerpt } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 
 /** What posting upstream needs of a call: its fetch, signal and time limits, and the channel whose key it sends. */
-export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "firstByteTimeoutMs" | "idleTimeoutMs">;
+export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "now" | "firstByteTimeoutMs" | "idleTimeoutMs">;
 
 /**
  * The `message` of a provider's JSON error body, or the status line. Providers may quote the
@@ -21,6 +21,17 @@ function messageOf(text: string, status: number, channelKey: string | null): str
     // not JSON: fall through to the status line
   }
   return `upstream answered ${status}`;
+}
+
+/**
+ * An upstream's Retry-After in whole seconds: delay-seconds rounded up (some servers send
+ * "0.5", and the caller's own Retry-After must be a whole number), or the seconds until an
+ * HTTP date, which RFC 9110 allows as well; undefined when absent, past or unreadable.
+ */
+function retryAfterOf(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : (Date.parse(value) - now) / 1000;
+  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds) : undefined;
 }
 
 /** POSTs JSON upstream; see postToUpstream. */
@@ -66,6 +77,5 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     throw new UpstreamError("status", `upstream answered ${response.status}, a redirect, which is not followed: check the channel's base_url`, response.status);
   }
   const text = await readErrorExcerpt(response, call.idleTimeoutMs);
-  const retryAfter = Number(response.headers.get("retry-after"));
-  throw new UpstreamError("status", messageOf(text, response.status, call.channel.apiKey), response.status, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  throw new UpstreamError("status", messageOf(text, response.status, call.channel.apiKey), response.status, retryAfterOf(response.headers.get("retry-after"), call.now()));
 }

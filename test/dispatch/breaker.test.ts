@@ -139,6 +139,27 @@ test("while a channel is paused by a 429, requests go to the next one, and come 
   await spare.close();
 });
 
+test("a Retry-After given as an HTTP date pauses the channel until then; one in fractional seconds reaches the caller rounded up", async () => {
+  clock = Math.ceil(clock / 1000) * 1000;
+  const dated = await startOpenAiUpstream({ status: 429, headers: { "retry-after": new Date(clock + 20_000).toUTCString() } });
+  const fractional = await startOpenAiUpstream({ status: 429, headers: { "retry-after": "0.5" } });
+  await gw.admin("POST", "/v1/admin/channels", { name: "dated", type: "openai", base_url: dated.url, models: ["dated"] });
+  await gw.admin("POST", "/v1/admin/channels", { name: "fractional", type: "openai", base_url: fractional.url, models: ["fractional"] });
+  const first = await chat("dated");
+  expect(first.status).toBe(429);
+  expect(first.headers.get("retry-after")).toBe("20");
+  clock += 19_000;
+  const paused = await chat("dated");
+  expect(paused.headers.get("retry-after")).toBe("1");
+  expect(dated.requests).toHaveLength(1);
+
+  const rounded = await chat("fractional");
+  expect(rounded.status).toBe(429);
+  expect(rounded.headers.get("retry-after")).toBe("1");
+  await dated.close();
+  await fractional.close();
+});
+
 test("clients that hang up before the first byte do not count against the channel", async () => {
   const slow = await startOpenAiUpstream({ delayMs: 300 });
   const created = await gw.admin("POST", "/v1/admin/channels", { name: "slow", type: "openai", base_url: slow.url, models: ["slow-model"] });
