@@ -8,8 +8,16 @@ import type { Served } from "./with-failover.ts";
 import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
+import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import type { Channel } from "../channels/channel.ts";
 import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
+
+/**
+ * How long a stream is held for the first part of its answer, during which a failure still
+ * moves on to the next channel. The caller's keep-alive comments begin after 1 s as well, so
+ * a model that thinks for long gets its response head about as soon as before.
+ */
+const ANSWER_WAIT_MS = 1_000;
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
@@ -39,7 +47,10 @@ export class ChatDispatcher {
   async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
     let served: ServedCall<ChatStream>;
     try {
-      served = await this.#serve(request, signal, (adapter, call) => adapter.stream(request, call));
+      served = await this.#serve(request, signal, async (adapter, call) => {
+        const stream = await adapter.stream(request, call);
+        return { ...stream, parts: await holdUntilAnswer(superviseUpstream(stream.parts, call.idleTimeoutMs), ANSWER_WAIT_MS) };
+      });
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;
@@ -48,7 +59,7 @@ export class ChatDispatcher {
     // Counted, not kept: the estimate needs only its length, and an upstream may stream for as long as its deadline allows.
     let streamedLength = 0;
     let failed = false;
-    const parts = tapBatches(superviseUpstream(served.value.parts, this.deps.streamIdleTimeoutMs), {
+    const parts = tapBatches(served.value.parts, {
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta" || part.type === "refusal-delta") streamedLength += part.text.length;

@@ -13,6 +13,8 @@ export interface KeepAlive {
   firstAfterMs: number;
   everyMs: number;
   now: () => number;
+  /** When the caller began waiting (default: when the body is made); the first comment is due `firstAfterMs` after it. */
+  since?: number;
 }
 
 /** The comment written for a keep-alive. */
@@ -28,7 +30,7 @@ export const KEEP_ALIVE_COMMENT = ": keep-alive\n\n";
 export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, string>, keepAlive?: KeepAlive): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let text = "";
-  const began = keepAlive?.now() ?? 0;
+  const began = keepAlive?.since ?? keepAlive?.now() ?? 0;
   let lastWrite: number | null = null;
   const keepAliveDue = () =>
     keepAlive !== undefined && (lastWrite === null ? keepAlive.now() - began >= keepAlive.firstAfterMs : keepAlive.now() - lastWrite >= keepAlive.everyMs);

@@ -145,12 +145,14 @@ describe("a broken event ends the stream at once, though the upstream keeps it o
       errorIn: (raw: string) => raw.includes('"error"') && raw.includes("malformed"),
     },
     {
-      name: "anthropic caller, anthropic upstream: its own overloaded_error event, relayed with its type",
+      name: "anthropic caller, anthropic upstream: its own overloaded_error event after the answer began, relayed with its type",
       kind: "anthropic" as const,
       path: "/v1/messages",
       body: { model: MODELS.anthropic, max_tokens: 64, messages: [{ role: "user", content: "Hi" }], stream: true },
       events: [
         `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } })}\n\n`,
+        `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })}\n\n`,
+        `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } })}\n\n`,
         `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`,
       ],
       errorIn: (raw: string) => raw.includes("event: error\n") && raw.includes('"overloaded_error"'),

@@ -55,6 +55,7 @@ export async function serveChat(
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
   const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : format.renderStream(request.model, requestId);
-  const keepAlive = { ...KEEP_ALIVE, now: services.now };
+  // The dispatcher may have held the stream a while for the first part of its answer.
+  const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt };
   return modelResponse(renderBatches(parts, render, keepAlive), SSE_HEADERS, { rateLimitHeaders, served, requestId });
 }

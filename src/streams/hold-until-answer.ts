@@ -1,0 +1,53 @@
+import type { StreamPart } from "../canonical/chat.ts";
+import { UpstreamError } from "../upstreams/upstream-error.ts";
+import type { BatchSource } from "./batch-source.ts";
+
+/** Parts that are the answer itself; what comes before them (its id, its prompt's size, native events) is only framing. */
+function isAnswer(part: StreamPart): boolean {
+  return part.type === "text-delta" || part.type === "refusal-delta" || part.type === "tool-call-start" || part.type === "tool-call-delta" || part.type === "finish";
+}
+
+const WAIT_OVER = Symbol("wait over");
+
+/**
+ * Reads a supervised stream (one whose failures come as an error part) until the first part
+ * of its answer, its end, or `waitMs`, and gives back a source that starts with what it held.
+ * A stream that fails before that has shown the caller nothing, so it rejects with an
+ * UpstreamError and the next channel is tried as after a failure before the headers: an
+ * upstream that answers 200 and then breaks, or sends its error as the first event, no longer
+ * ends the caller's stream at once, and counts against its channel. Past `waitMs` it lets go
+ * of the stream, so a model that thinks for long still gets its response head and keep-alives.
+ */
+export async function holdUntilAnswer(source: BatchSource<StreamPart>, waitMs: number): Promise<BatchSource<StreamPart>> {
+  const held: StreamPart[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waitOver = new Promise<typeof WAIT_OVER>((resolve) => {
+    timer = setTimeout(resolve, waitMs, WAIT_OVER);
+  });
+  let pending: Promise<StreamPart[] | null> | null = null;
+  try {
+    for (;;) {
+      const read = source.read();
+      const batch = await Promise.race([read, waitOver]);
+      if (batch === WAIT_OVER || batch === null) {
+        pending = read;
+        break;
+      }
+      const answered = batch.findIndex(isAnswer);
+      const failure = batch.find((part, i) => part.type === "error" && (answered === -1 || i < answered));
+      // The supervisor has already stopped the upstream read.
+      if (failure?.type === "error") throw new UpstreamError("protocol", failure.message);
+      held.push(...batch);
+      if (answered !== -1) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const queued: Promise<StreamPart[] | null>[] = [];
+  if (held.length > 0) queued.push(Promise.resolve(held));
+  if (pending) queued.push(pending);
+  return {
+    read: () => queued.shift() ?? source.read(),
+    cancel: (reason) => source.cancel(reason),
+  };
+}

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startOpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { responseHead, startRawUpstream } from "../helpers/raw-upstream.ts";
+import { startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+
+/**
+ * A stream that fails before the first part of its answer has shown the caller nothing: the
+ * next channel serves it, as after a failure before the headers, and the failure counts
+ * against the channel. Before, the caller got a 200 whose stream was only an error event, the
+ * next channel was never tried, and a channel that always did this never cooled.
+ */
+
+let gw: TestGateway;
+const upstreams: { close(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => {
+  await gw.close();
+  await Promise.all(upstreams.map((u) => u.close()));
+});
+
+const SSE = { "content-type": "text/event-stream" };
+
+/** A loopback upstream for a failing channel's base_url, and how many requests it got. */
+interface FailingUpstream {
+  url: string;
+  calls(): number;
+  close(): Promise<void>;
+}
+
+/** Serves `answer` as an openai upstream. */
+async function scripted(answer: () => Response): Promise<FailingUpstream> {
+  const upstream = await startOpenAiUpstream({ script: answer });
+  return { url: upstream.url, calls: () => upstream.requests.length, close: () => upstream.close() };
+}
+
+/** How an upstream can fail after its 200 and before its answer. */
+const FAILURES: Record<string, () => Promise<FailingUpstream>> = {
+  "drops the connection after its head": async () => {
+    // Bun.serve sends no head before the first body byte, so the head is written by hand.
+    const raw = await startRawUpstream((exchange) => {
+      exchange.write(responseHead(200, { ...SSE, "transfer-encoding": "chunked" }));
+      setTimeout(() => exchange.end(), 10);
+    });
+    return { url: `${raw.url}/v1`, calls: () => raw.exchanges.length, close: () => raw.close() };
+  },
+  "sends an error event first": () => scripted(() => new Response(`data: ${JSON.stringify({ error: { message: "The server is overloaded", type: "server_error" } })}\n\n`, { headers: SSE })),
+  "ends without an event": () => scripted(() => new Response("", { headers: SSE })),
+};
+
+/** A streamed request for `model` in each caller format. */
+const CALLERS: Record<string, (model: string) => Promise<Response>> = {
+  openai: (model) => post("/v1/chat/completions", { model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  anthropic: (model) => post("/v1/messages", { model, stream: true, max_tokens: 64, messages: [{ role: "user", content: "hi" }] }),
+  gemini: (model) => post(`/v1beta/models/${model}:streamGenerateContent?alt=sse`, { contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+};
+
+function post(path: string, body: unknown): Promise<Response> {
+  return gw.fetch(path, { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+}
+
+let models = 0;
+
+/** A model served by `failing` at priority 10 and a healthy openai upstream at 0; the ids of both channels. */
+async function failingThenHealthy(type: string, failing: { url: string }): Promise<{ model: string; failingId: string; healthyId: string }> {
+  const model = `stream-failover-${++models}`;
+  const healthy = await startOpenAiUpstream();
+  upstreams.push(healthy);
+  const create = (name: string, kind: string, url: string, priority: number) =>
+    gw.admin("POST", "/v1/admin/channels", { name, type: kind, base_url: url, api_key: "k", models: [model], priority }).then((r) => r.body.id as string);
+  return { model, failingId: await create("failing", type, failing.url, 10), healthyId: await create("healthy", "openai", healthy.url, 0) };
+}
+
+async function usageRowOf(response: Response) {
+  const listed = await gw.admin("GET", "/v1/admin/usage?limit=200");
+  return listed.body.usage.find((row: { request_id: string }) => row.request_id === response.headers.get("x-request-id"));
+}
+
+for (const [caller, call] of Object.entries(CALLERS)) {
+  for (const [failure, start] of Object.entries(FAILURES)) {
+    test(`${caller} caller, an upstream that ${failure}: the next channel serves the stream`, async () => {
+      const failing = await start();
+      upstreams.push(failing);
+      const { model, healthyId } = await failingThenHealthy("openai", failing);
+      const response = await call(model);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-gateway-channel")).toBe(healthyId);
+      expect(response.headers.get("x-gateway-attempts")).toBe("2");
+      const text = await response.text();
+      expect(text).toContain("Hello");
+      expect(text).not.toContain("error");
+      expect(failing.calls()).toBe(1);
+      const row = await usageRowOf(response);
+      expect({ status: row.status, channel: row.channel_id }).toEqual({ status: 200, channel: healthyId });
+    });
+  }
+}
+
+test("an anthropic upstream's overloaded_error before any text: the next channel serves, and three in a row cool the channel", async () => {
+  const overloaded = await startAnthropicUpstream({
+    script: () =>
+      new Response(
+        `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } })}\n\n` +
+          `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`,
+        { headers: SSE },
+      ),
+  });
+  upstreams.push(overloaded);
+  const { model, failingId, healthyId } = await failingThenHealthy("anthropic", overloaded);
+  for (let i = 0; i < 3; i++) {
+    const response = await CALLERS.anthropic!(model);
+    expect(response.headers.get("x-gateway-channel")).toBe(healthyId);
+    expect(await response.text()).not.toContain("overloaded_error");
+  }
+  const listed = await gw.admin("GET", "/v1/admin/channels");
+  expect(listed.body.channels.find((c: { id: string }) => c.id === failingId).status).toBe("cooling");
+});
+
+test("alone, such a channel gives the caller the gateway's 502, and the request costs nothing", async () => {
+  const failing = await FAILURES["sends an error event first"]!();
+  upstreams.push(failing);
+  const model = `stream-failover-${++models}`;
+  await gw.admin("POST", "/v1/admin/channels", { name: "alone", type: "openai", base_url: failing.url, api_key: "k", models: [model] });
+  expect((await gw.admin("POST", "/v1/admin/prices", { model, input_per_million: 1_000, output_per_million: 1_000 })).status).toBe(200);
+  const response = await CALLERS.openai!(model);
+  expect(response.status).toBe(502);
+  expect(await response.json()).toEqual({ error: { message: "Upstream failed: upstream error: The server is overloaded", type: "upstream_error", code: 502 } });
+  const row = await usageRowOf(response);
+  expect({ status: row.status, cost: row.cost, prompt_tokens: row.prompt_tokens }).toEqual({ status: 502, cost: 0, prompt_tokens: 0 });
+});
