@@ -68,11 +68,13 @@ export class ChatDispatcher {
       },
       onEnd: (end) => {
         served.release();
+        // A stream the upstream broke is its failure even when the client hung up after the error event.
+        const broken = failed || end === "failed";
         return meter.finish({
-          // A stream the upstream broke is its failure even when the client hung up after the error event.
-          status: failed || end === "failed" ? 502 : end === "cancelled" ? 499 : 200,
-          // Without reported usage, what was streamed is counted (about 4 characters a token).
-          usage: reported ?? { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(streamedLength) },
+          status: broken ? 502 : end === "cancelled" ? 499 : 200,
+          // Without reported usage, what was streamed is counted (about 4 characters a token); a
+          // broken stream that gave the caller nothing of an answer costs nothing.
+          usage: reported ?? (broken && streamedLength === 0 ? null : { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(streamedLength) }),
           channelId: served.channel.id,
         });
       },

@@ -120,14 +120,45 @@ test("an anthropic upstream's overloaded_error before any text: the next channel
 });
 
 test("alone, such a channel gives the caller the gateway's 502, and the request costs nothing", async () => {
-  const failing = await FAILURES["sends an error event first"]!();
+  const response = await CALLERS.openai!(await pricedModelAlone(await FAILURES["sends an error event first"]!()));
+  expect(response.status).toBe(502);
+  expect(await response.json()).toEqual({ error: { message: "Upstream failed: upstream error: The server is overloaded", type: "upstream_error", code: 502 } });
+  await expectChargedNothing(response);
+});
+
+test("a stream that breaks after the hold but before any of its answer costs nothing either", async () => {
+  // Keep-alive comments for longer than the dispatcher holds a stream (1 s), then an error event.
+  const silent = await scripted(() => {
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        for (let i = 0; i < 6; i++) {
+          controller.enqueue(encoder.encode(": keep-alive\n\n"));
+          await Bun.sleep(250);
+        }
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ error: { message: "The server is overloaded", type: "server_error" } })}\n\n`));
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: SSE });
+  });
+  const response = await CALLERS.openai!(await pricedModelAlone(silent));
+  expect(response.status).toBe(200);
+  expect(await response.text()).toContain('"type":"upstream_error"');
+  await expectChargedNothing(response);
+});
+
+/** A priced model whose only channel is `failing`. */
+async function pricedModelAlone(failing: FailingUpstream): Promise<string> {
   upstreams.push(failing);
   const model = `stream-failover-${++models}`;
   await gw.admin("POST", "/v1/admin/channels", { name: "alone", type: "openai", base_url: failing.url, api_key: "k", models: [model] });
   expect((await gw.admin("POST", "/v1/admin/prices", { model, input_per_million: 1_000, output_per_million: 1_000 })).status).toBe(200);
-  const response = await CALLERS.openai!(model);
-  expect(response.status).toBe(502);
-  expect(await response.json()).toEqual({ error: { message: "Upstream failed: upstream error: The server is overloaded", type: "upstream_error", code: 502 } });
+  return model;
+}
+
+/** The request's usage row says 502 and charges nothing, not even the prompt. */
+async function expectChargedNothing(response: Response): Promise<void> {
   const row = await usageRowOf(response);
   expect({ status: row.status, cost: row.cost, prompt_tokens: row.prompt_tokens }).toEqual({ status: 502, cost: 0, prompt_tokens: 0 });
-});
+}
