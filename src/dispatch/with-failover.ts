@@ -73,7 +73,7 @@ export async function withFailover<T>(
       last = error;
       if (!error.retryable) {
         breaker.released(channel.id, ticket);
-        throw error.toGatewayError();
+        throw afterAttempts(error.toGatewayError(), attempts);
       }
       if (error.upstreamStatus === 429) breaker.throttled(channel.id, ticket, error.retryAfterSeconds);
       else breaker.failed(channel.id, ticket);
@@ -82,12 +82,18 @@ export async function withFailover<T>(
   // A client that left (in a backoff, or before the first attempt while its hold waited) is
   // a 499 like one that leaves during an attempt, not the last attempt's error or a deadline.
   if (options.clientSignal.aborted) throw clientClosed();
-  if (last) throw last.toGatewayError();
-  if (signal.aborted) throw new GatewayError(504, "The request's deadline passed before an upstream answered");
+  if (last) throw afterAttempts(last.toGatewayError(), attempts);
+  if (signal.aborted) throw afterAttempts(new GatewayError(504, "The request's deadline passed before an upstream answered"), attempts);
   throw everyChannelPaused(channels, breaker);
 }
 
 const clientClosed = () => new GatewayError(499, "The client closed the request");
+
+/** The caller's error after `attempts` upstream calls, saying how many, as a served response does (x-gateway-attempts). */
+function afterAttempts(error: GatewayError, attempts: number): GatewayError {
+  if (attempts === 0) return error;
+  return new GatewayError(error.status, error.message, { ...error.headers, "x-gateway-attempts": String(attempts) });
+}
 
 /**
  * The caller's error when the breaker skipped every channel: 429 when the one that frees up

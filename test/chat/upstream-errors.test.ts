@@ -252,6 +252,25 @@ describe("failover", () => {
     expect(working.requests).toHaveLength(1);
   });
 
+  test("a final failure says how many attempts it took, as a success does, and names no channel", async () => {
+    const model = freshModel();
+    const first = await upstream();
+    const second = await upstream();
+    first.setBehavior({ status: 500 });
+    second.setBehavior({ status: 503 });
+    await channel("first", first.url, model, 10);
+    await channel("second", second.url, model, 1);
+    const failed = await post({ model, messages: [{ role: "user", content: "hi" }] });
+    expect(failed.status).toBe(502);
+    expect(failed.headers.get("x-gateway-attempts")).toBe("2");
+    expect(failed.headers.get("x-gateway-channel")).toBeNull();
+
+    first.setBehavior({ status: 400 });
+    const refused = await post({ model, messages: [{ role: "user", content: "hi" }] });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("x-gateway-attempts")).toBe("1");
+  });
+
   test("connection refused on the only channel -> 502 upstream_error", async () => {
     const model = freshModel();
     await channel("nowhere", await closedPortUrl(), model);
