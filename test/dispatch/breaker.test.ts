@@ -139,6 +139,26 @@ test("while a channel is paused by a 429, requests go to the next one, and come 
   await spare.close();
 });
 
+test("while one channel of a priority cools, the others of that priority take its share before a lower priority is tried", async () => {
+  const failing = await startOpenAiUpstream({ status: 500 });
+  const sibling = await startOpenAiUpstream();
+  const lower = await startOpenAiUpstream();
+  const create = (name: string, url: string, priority: number) => gw.admin("POST", "/v1/admin/channels", { name, type: "openai", base_url: url, models: ["share"], priority }).then((r) => r.body.id as string);
+  const failingId = await create("share failing", failing.url, 5);
+  const siblingId = await create("share sibling", sibling.url, 5);
+  await create("share lower", lower.url, 0);
+  // Each request tries the failing channel first half of the time; three failures cool it.
+  for (let i = 0; i < 100 && failing.requests.length < 3; i++) expect((await chat("share")).headers.get("x-gateway-channel")).toBe(siblingId);
+  expect(await statusOf(failingId)).toBe("cooling");
+  for (let i = 0; i < 20; i++) {
+    const response = await chat("share");
+    expect(response.headers.get("x-gateway-channel")).toBe(siblingId);
+    expect(response.headers.get("x-gateway-attempts")).toBe("1");
+  }
+  expect(lower.requests).toHaveLength(0);
+  await Promise.all([failing.close(), sibling.close(), lower.close()]);
+});
+
 test("a Retry-After given as an HTTP date pauses the channel until then; one in fractional seconds reaches the caller rounded up", async () => {
   clock = Math.ceil(clock / 1000) * 1000;
   const dated = await startOpenAiUpstream({ status: 429, headers: { "retry-after": new Date(clock + 20_000).toUTCString() } });

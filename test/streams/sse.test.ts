@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { formatSseEvent, readSseBody, sseParserStep, type SseEvent } from "../../src/streams/sse.ts";
 import type { StreamStep } from "../../src/streams/stream-step.ts";
 import { UpstreamError } from "../../src/upstreams/upstream-error.ts";
+import { seededRandom } from "../helpers/common.ts";
 
 /** No bound on an event's size: these tests are about parsing, not about the limit. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -48,18 +49,6 @@ async function readBatches(chunks: readonly Uint8Array[]): Promise<SseEvent[][]>
 
 /** Only event name and data, for comparisons that do not care about ids. */
 const simple = (events: SseEvent[]) => events.map((e) => ({ event: e.event, data: e.data }));
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Splits text into chunks of random sizes in [1, max]. */
 function randomChunks(text: string, max: number, random: () => number): string[] {
@@ -263,7 +252,7 @@ describe("large streams", () => {
     const parts: string[] = [];
     for (let i = 0; i < count; i++) parts.push(`data: ${i}\n\n`);
     const text = parts.join("");
-    const events = await parse(randomChunks(text, 64, seeded(1)));
+    const events = await parse(randomChunks(text, 64, seededRandom(1)));
     expect(events.length).toBe(count);
     expect(events[0]!.data).toBe("0");
     expect(events[123_456]!.data).toBe("123456");
@@ -291,7 +280,7 @@ describe("large streams", () => {
   test("200k events as random-size byte chunks through readSseBody", async () => {
     const count = 200_000;
     const bytes = new TextEncoder().encode(Array.from({ length: count }, (_, i) => `data: é${i}\n\n`).join(""));
-    const random = seeded(7);
+    const random = seededRandom(7);
     const chunks: Uint8Array[] = [];
     for (let i = 0; i < bytes.length; ) {
       const size = 1 + Math.floor(random() * 200);
