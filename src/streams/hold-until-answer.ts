@@ -2,8 +2,14 @@ import type { StreamPart } from "../canonical/chat.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
 import type { BatchSource } from "./batch-source.ts";
 
-/** Parts that are the answer itself; what comes before them (its id, its prompt's size, native events) is only framing. */
+/**
+ * Parts that are the answer itself; what comes before them (its id, its prompt's size, native
+ * framing) is not. An Anthropic caller's own content_block_delta counts too, whatever it
+ * carries: a thinking model's first words are thinking deltas, which have no canonical part,
+ * and holding them would delay the caller's first byte by the whole wait.
+ */
 function isAnswer(part: StreamPart): boolean {
+  if (part.type === "native") return part.event.event === "content_block_delta";
   return part.type === "text-delta" || part.type === "refusal-delta" || part.type === "tool-call-start" || part.type === "tool-call-delta" || part.type === "finish";
 }
 
