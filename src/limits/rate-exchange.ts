@@ -41,9 +41,21 @@ export class RateExchange {
     private readonly now: () => number,
   ) {}
 
-  /** One exchange; nothing when this instance is alone. */
+  /**
+   * One exchange (nothing but dropping the counts when this instance is alone), then the
+   * buckets that are full and idle are let go, at the same cadence.
+   */
   async run(): Promise<void> {
+    try {
+      await this.#exchange();
+    } finally {
+      this.limiter.evictFull();
+    }
+  }
+
+  async #exchange(): Promise<void> {
     if (this.instance.alone) {
+      this.limiter.dropAdmitted();
       this.#seen = null;
       this.#wasAlone = true;
       return;

@@ -12,7 +12,7 @@ export interface Limits {
 /** A granted request: its rate-limit headers, and how to settle its token reservation. */
 export interface RateGrant {
   headers: Record<string, string>;
-  /** Settles the token reservation to what the request really used. */
+  /** Settles the token reservation to what the request really used; once per grant, which holds its bucket until then. */
   settle(actualTokens: number): void;
 }
 
@@ -47,11 +47,12 @@ interface Buckets {
   requests: TokenBucket | null;
   tokens: TokenBucket | null;
   /**
-   * Admitted here since the exchange last took it. One object for the life of the bucket's
-   * name, kept when a change of limits makes new buckets, so a request admitted before the
-   * change still settles into it.
+   * Admitted here since the exchange last took it (requests, tokens), and the reservations
+   * admitted and not settled yet (unsettled). One object for the life of the bucket's name,
+   * kept when a change of limits makes new buckets, so a request admitted before the change
+   * still settles into it.
    */
-  admitted: { requests: number; tokens: number };
+  admitted: { requests: number; tokens: number; unsettled: number };
 }
 
 /**
@@ -87,26 +88,58 @@ export class RateLimiter {
     const { admitted } = buckets;
     admitted.requests += 1;
     admitted.tokens += tokens;
+    admitted.unsettled += 1;
     return {
       headers: this.#headers(buckets, now),
       settle: (actual) => {
         buckets.tokens?.adjust(tokens - actual, this.now());
         admitted.tokens += actual - tokens;
+        admitted.unsettled -= 1;
       },
     };
   }
 
-  /** What each bucket with a limit admitted since the last take; its counts start again from 0. */
+  /**
+   * What each bucket with a limit admitted since the last take; every bucket's counts start
+   * again from 0 (a bucket without limits is never sent, and its counts go too).
+   */
   takeAdmitted(): BucketUsage[] {
     const taken: BucketUsage[] = [];
     for (const [bucket, buckets] of this.#buckets) {
       const { admitted } = buckets;
-      if ((admitted.requests === 0 && admitted.tokens === 0) || (!buckets.requests && !buckets.tokens)) continue;
-      taken.push({ bucket, requests: admitted.requests, tokens: admitted.tokens, ...this.#limitsOf(buckets) });
+      if (admitted.requests === 0 && admitted.tokens === 0) continue;
+      if (buckets.requests || buckets.tokens) taken.push({ bucket, requests: admitted.requests, tokens: admitted.tokens, ...this.#limitsOf(buckets) });
       admitted.requests = 0;
       admitted.tokens = 0;
     }
     return taken;
+  }
+
+  /** Drops what every bucket admitted since the last take: an instance alone sends it to no one. */
+  dropAdmitted(): void {
+    for (const { admitted } of this.#buckets.values()) {
+      admitted.requests = 0;
+      admitted.tokens = 0;
+    }
+  }
+
+  /**
+   * Forgets every bucket that is full, has nothing admitted waiting for the exchange and no
+   * reservation unsettled: such a bucket is the same as none, and without this every account
+   * that ever sent a request would keep its buckets for the life of the process.
+   */
+  evictFull(): void {
+    const now = this.now();
+    for (const [bucket, buckets] of this.#buckets) {
+      const { admitted } = buckets;
+      if (admitted.requests !== 0 || admitted.tokens !== 0 || admitted.unsettled !== 0) continue;
+      if ((buckets.requests?.isFull(now) ?? true) && (buckets.tokens?.isFull(now) ?? true)) this.#buckets.delete(bucket);
+    }
+  }
+
+  /** How many bucket names are held; for tests of eviction. */
+  get size(): number {
+    return this.#buckets.size;
   }
 
   /** Counts `taken` again, to be taken next time: the exchange that took it did not commit. */
@@ -143,7 +176,7 @@ export class RateLimiter {
     const fresh: Buckets = {
       requests: limits.requestsPerMinute > 0 ? new TokenBucket(limits.requestsPerMinute, now) : null,
       tokens: limits.tokensPerMinute > 0 ? new TokenBucket(limits.tokensPerMinute, now) : null,
-      admitted: buckets?.admitted ?? { requests: 0, tokens: 0 },
+      admitted: buckets?.admitted ?? { requests: 0, tokens: 0, unsettled: 0 },
     };
     this.#buckets.set(id, fresh);
     return fresh;

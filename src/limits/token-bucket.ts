@@ -40,6 +40,11 @@ export class TokenBucket {
     this.#level = Math.min(this.capacity, this.#level + units);
   }
 
+  /** Whether the bucket holds its capacity: it is then the same as a bucket just made. */
+  isFull(now: number): boolean {
+    return this.level(now) >= this.capacity;
+  }
+
   /** Milliseconds until `units` are available (0 when they are). */
   msUntil(units: number, now: number): number {
     const missing = Math.min(units, this.capacity) - this.level(now);

@@ -61,7 +61,10 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
 export function admitUnbilledRequest(c: Context<AppEnv>, services: Services, model: string): Record<string, string> {
   const principal = c.get("principal");
   assertModelUsable(services, principal, model, "chat");
-  return admitRate(services, principal, 0).headers;
+  const grant = admitRate(services, principal, 0);
+  // Nothing reserved, nothing to settle later: settled now, so the bucket can be let go.
+  grant.settle(0);
+  return grant.headers;
 }
 
 /** One request of `tokens` against the key's limits, or a 429. */

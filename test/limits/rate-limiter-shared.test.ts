@@ -1,7 +1,6 @@
 import { expect, test } from "bun:test";
-import type { Principal } from "../../src/auth/key-cache.ts";
-import { GatewayError } from "../../src/errors/gateway-error.ts";
-import { RateLimiter, type Limits } from "../../src/limits/rate-limiter.ts";
+import { RateLimiter } from "../../src/limits/rate-limiter.ts";
+import { FREE, principal, refusal } from "./_support.ts";
 
 /**
  * What the rate limiter gives and takes for the exchange between instances: the counts of what
@@ -10,34 +9,6 @@ import { RateLimiter, type Limits } from "../../src/limits/rate-limiter.ts";
 
 const clock = Date.parse("2026-11-21T10:00:00Z");
 const limiter = () => new RateLimiter(() => clock);
-
-function principal(userId: string, own: Partial<Limits> = {}): Principal {
-  return {
-    tokenId: `tok_${userId}`,
-    role: "user",
-    tokenStatus: "active",
-    expiresAt: null,
-    permissions: new Set(),
-    models: null,
-    requestsPerMinute: own.requestsPerMinute ?? null,
-    tokensPerMinute: own.tokensPerMinute ?? null,
-    userId,
-    userStatus: "active",
-    plan: "free",
-  };
-}
-
-const FREE: Limits = { requestsPerMinute: 10, tokensPerMinute: 1000 };
-
-function refusal(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error("admitted");
-}
 
 test("admissions are counted per bucket, tokens net of settlement, and a take starts the counts again", () => {
   const rates = limiter();
