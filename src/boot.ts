@@ -162,6 +162,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     try {
       await services.usage.flush(true);
       await services.holds.closeIdleLeases(0);
+      await services.rateExchange.retire();
       await services.instance.retire();
       await database.close();
     } catch (error) {

@@ -113,6 +113,8 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   };
   await reload();
   await services.changes.init();
+  // Before the clean-up, which drops the rows a retired instance left with its last levels.
+  await rateExchange.seed();
   await instance.register();
   await instance.releaseOrphanedHolds();
   return services;

@@ -17,10 +17,11 @@ const STALE_AFTER_MS = 15_000;
 
 /**
  * Registers this gateway process in the database with a heartbeat, and releases the holds,
- * balance leases and rate-limit counts of instances that died (killed, crashed): at start, and
- * on every heartbeat after it. On one host a dead process is recognised at once by its pid;
- * elsewhere by its stale heartbeat. It also counts the other live instances, so that work
- * only instances sharing a database need (the rate-limit exchange) costs nothing to one alone.
+ * balance leases and rate-limit counts of instances that died (killed, crashed), and the
+ * rate-limit rows that retired ones left: at start, and on every heartbeat after it. On one
+ * host a dead process is recognised at once by its pid; elsewhere by its stale heartbeat. It
+ * also counts the other live instances, so that work only instances sharing a database need
+ * (the rate-limit exchange) costs nothing to one alone.
  */
 export class InstanceRegistry {
   readonly id = newId("inst");
@@ -121,13 +122,14 @@ export class InstanceRegistry {
   }
 
   /**
-   * Removes this instance's record and rate-limit counts at shutdown, after its leases were
-   * closed, and tells the others it is gone. What requests still in flight hold (past the drain
-   * timeout) stays reserved until another instance finds the record gone and drops it with the rest.
+   * Removes this instance's record at shutdown, after its leases were closed, and tells the
+   * others it is gone. What requests still in flight hold (past the drain timeout) stays
+   * reserved until another instance finds the record gone and drops it with the rest. Its
+   * rate-limit rows stay until then too: they hold its buckets' last levels, which the next
+   * instance to start begins from (RateExchange.seed) before its own clean-up drops them.
    */
   async retire(): Promise<void> {
     await writeTransaction(this.db, async (trx) => {
-      await trx.deleteFrom("rate_usage").where("instance_id", "=", this.id).execute();
       await trx.deleteFrom("instances").where("id", "=", this.id).execute();
       await announceInstancesChanged(trx);
     });

@@ -52,6 +52,9 @@ export interface RateUsageTable {
   requests_per_minute: number;
   tokens_per_minute: number;
   updated_at: number;
+  /** The writer's bucket levels at `updated_at` (may be negative: in debt); null: no such limit, or written before they were. */
+  requests_level: number | null;
+  tokens_level: number | null;
 }
 
 export interface InstancesTable {

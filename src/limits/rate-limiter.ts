@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/key-cache.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Settings } from "../settings/settings-schema.ts";
-import { TokenBucket } from "./token-bucket.ts";
+import { levelAt, TokenBucket } from "./token-bucket.ts";
 
 /** Requests and tokens per minute; 0 means no limit. */
 export interface Limits {
@@ -41,6 +41,22 @@ export interface BucketUsage extends Limits {
   requests: number;
   /** Net of settlement: a reservation settled to actual usage counts the actual. */
   tokens: number;
+}
+
+/** A bucket's levels at `at` as one instance had them, with its limits; null: no such limit. */
+export interface BucketLevels extends Limits {
+  bucket: string;
+  requestsLevel: number | null;
+  tokensLevel: number | null;
+  at: number;
+}
+
+/** What the exchange writes of a bucket: what it admitted since the last take, and its levels now. */
+export type PublishedBucket = BucketUsage & Omit<BucketLevels, "at">;
+
+/** Whether `level`, held at `at` by a bucket of `capacity`, is still below it at `now` once refilled. */
+function belowCapacity(level: number | null, capacity: number, at: number, now: number): boolean {
+  return level !== null && capacity > 0 && levelAt(level, capacity, at, now) < capacity;
 }
 
 interface Buckets {
@@ -100,15 +116,28 @@ export class RateLimiter {
   }
 
   /**
-   * What each bucket with a limit admitted since the last take; every bucket's counts start
-   * again from 0 (a bucket without limits is never sent, and its counts go too).
+   * What each bucket with a limit admitted since the last take, with its levels now; with
+   * `everyNotFull`, also each bucket not full that admitted nothing (counts of 0), so that its
+   * level is published. Every bucket's counts start again from 0 (a bucket without limits is
+   * never sent, and its counts go too).
    */
-  takeAdmitted(): BucketUsage[] {
-    const taken: BucketUsage[] = [];
+  takeAdmitted(everyNotFull = false): PublishedBucket[] {
+    const now = this.now();
+    const taken: PublishedBucket[] = [];
     for (const [bucket, buckets] of this.#buckets) {
       const { admitted } = buckets;
-      if (admitted.requests === 0 && admitted.tokens === 0) continue;
-      if (buckets.requests || buckets.tokens) taken.push({ bucket, requests: admitted.requests, tokens: admitted.tokens, ...this.#limitsOf(buckets) });
+      const published = admitted.requests !== 0 || admitted.tokens !== 0 || (everyNotFull && !this.#isFull(buckets, now));
+      if (!published) continue;
+      if (buckets.requests || buckets.tokens) {
+        taken.push({
+          bucket,
+          requests: admitted.requests,
+          tokens: admitted.tokens,
+          ...this.#limitsOf(buckets),
+          requestsLevel: buckets.requests?.level(now) ?? null,
+          tokensLevel: buckets.tokens?.level(now) ?? null,
+        });
+      }
       admitted.requests = 0;
       admitted.tokens = 0;
     }
@@ -132,8 +161,7 @@ export class RateLimiter {
     const now = this.now();
     for (const [bucket, buckets] of this.#buckets) {
       const { admitted } = buckets;
-      if (admitted.requests !== 0 || admitted.tokens !== 0 || admitted.unsettled !== 0) continue;
-      if ((buckets.requests?.isFull(now) ?? true) && (buckets.tokens?.isFull(now) ?? true)) this.#buckets.delete(bucket);
+      if (admitted.requests === 0 && admitted.tokens === 0 && admitted.unsettled === 0 && this.#isFull(buckets, now)) this.#buckets.delete(bucket);
     }
   }
 
@@ -163,6 +191,28 @@ export class RateLimiter {
     const buckets = this.#buckets.get(usage.bucket) ?? this.#bucketsFor(usage.bucket, usage, now);
     buckets.requests?.adjust(-usage.requests, now);
     buckets.tokens?.adjust(-usage.tokens, now);
+  }
+
+  /**
+   * Lowers a bucket to another instance's level for it, refilled since, where that is lower;
+   * never raises it. The level includes what that instance admitted, so nothing of it is
+   * charged as well. A bucket not held here is made at the level's limits, only when the
+   * level is below them.
+   */
+  lowerShared(levels: BucketLevels): void {
+    const now = this.now();
+    const { requestsLevel, tokensLevel, at } = levels;
+    let buckets = this.#buckets.get(levels.bucket);
+    if (!buckets) {
+      if (!belowCapacity(requestsLevel, levels.requestsPerMinute, at, now) && !belowCapacity(tokensLevel, levels.tokensPerMinute, at, now)) return;
+      buckets = this.#bucketsFor(levels.bucket, levels, now);
+    }
+    if (requestsLevel !== null) buckets.requests?.lowerTo(requestsLevel, at, now);
+    if (tokensLevel !== null) buckets.tokens?.lowerTo(tokensLevel, at, now);
+  }
+
+  #isFull(buckets: Buckets, now: number): boolean {
+    return (buckets.requests?.isFull(now) ?? true) && (buckets.tokens?.isFull(now) ?? true);
   }
 
   #limitsOf(buckets: Buckets): Limits {

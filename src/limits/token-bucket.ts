@@ -1,3 +1,8 @@
+/** The level of a bucket of `capacity` that held `level` at `at`, refilled to `now` (never past its capacity). */
+export function levelAt(level: number, capacity: number, at: number, now: number): number {
+  return Math.min(capacity, level + (Math.max(0, now - at) * capacity) / 60_000);
+}
+
 /**
  * A bucket that holds up to `capacity` units and refills continuously, `capacity` per
  * minute: a limit of N per minute allows a burst of N, then one every 60/N seconds.
@@ -15,8 +20,7 @@ export class TokenBucket {
   }
 
   #refill(now: number): void {
-    const elapsed = Math.max(0, now - this.#updatedAt);
-    this.#level = Math.min(this.capacity, this.#level + (elapsed * this.capacity) / 60_000);
+    this.#level = levelAt(this.#level, this.capacity, this.#updatedAt, now);
     this.#updatedAt = now;
   }
 
@@ -38,6 +42,12 @@ export class TokenBucket {
   adjust(units: number, now: number): void {
     this.#refill(now);
     this.#level = Math.min(this.capacity, this.#level + units);
+  }
+
+  /** Lowers the bucket to `level`, held at `at` and refilled since, when that is lower; never raises it. */
+  lowerTo(level: number, at: number, now: number): void {
+    this.#refill(now);
+    this.#level = Math.min(this.#level, levelAt(level, this.capacity, at, now));
   }
 
   /** Whether the bucket holds its capacity: it is then the same as a bucket just made. */

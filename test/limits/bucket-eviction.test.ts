@@ -34,7 +34,7 @@ test("a reservation not settled yet holds its bucket, full or not, and settles i
   expect(rates.size).toBe(1);
   // Used far beyond its reservation: the debt lands in the bucket still held.
   grant.settle(1400);
-  expect(rates.takeAdmitted()).toEqual([{ bucket: "user:u2", requests: 0, tokens: 1000, ...FREE }]);
+  expect(rates.takeAdmitted()).toEqual([expect.objectContaining({ bucket: "user:u2", requests: 0, tokens: 1000, tokensLevel: 0 })]);
   rates.evictFull();
   expect(rates.size).toBe(1);
   expect(rates.admit(principal("u2"), FREE, 0).headers["x-ratelimit-remaining-tokens"]).toBe("0");

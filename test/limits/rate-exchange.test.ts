@@ -6,9 +6,10 @@ import { fakeProcesses, whenFeedSees } from "../billing/_inprocess.ts";
 
 /**
  * Rate limits shared by in-process gateways on one database file (src/limits/rate-exchange.ts),
- * each exchange run by hand so every step is seen: one alone writes nothing; two charge each
- * other what they admitted; the rows of one that died go, and one that retires takes its own.
- * The same with two real processes, on the change feed's timer, is in two-processes.test.ts.
+ * each exchange run by hand so every step is seen: one alone writes nothing, and publishes its
+ * drained buckets once another joins; two charge each other what they admitted; the rows of one
+ * that died go, and one that retires leaves its levels until the other's clean-up. The same with
+ * real processes, on the change feed's timer, is in two-processes.test.ts and restart.test.ts.
  */
 
 const processes = fakeProcesses("rate-exchange-host");
@@ -40,29 +41,39 @@ const chat = (gw: TestGateway, key: string, extra: object = {}) =>
 
 const rowsOf = (gw: TestGateway) => a.database.db.selectFrom("rate_usage").selectAll().where("instance_id", "=", gw.services.instance.id).execute();
 
+/** The free-plan key `a` drains while alone. */
+let drained: { userId: string; key: string };
+
 test("an instance alone on its database writes no rate-limit counts, whatever it served", async () => {
-  const { key } = await keyOnPlan("free");
-  for (let i = 0; i < 3; i++) expect((await chat(a, key)).status).toBe(200);
+  drained = await keyOnPlan("free");
+  for (let i = 0; i < 10; i++) expect((await chat(a, drained.key)).status).toBe(200);
   expect(a.services.instance.alone).toBe(true);
   await a.services.rateExchange.run();
   await a.services.rateExchange.run();
   expect(await a.database.db.selectFrom("rate_usage").selectAll().execute()).toEqual([]);
 });
 
-test("a free-plan key's 10 requests on one instance leave the 11th on the other refused, once both exchanged", async () => {
+test("an instance joining one that was alone refuses an account the other drained, once both exchanged", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_002) });
   expect(b.services.instance.alone).toBe(false);
   await whenFeedSees(a, false);
-  // Each one's first exchange only notes the others' rows; what `a` counted alone is dropped.
+  // `a`'s first exchange with company publishes the levels of its buckets not full, with
+  // nothing counted; `b` has never seen the row, so it lowers to the level and charges nothing.
   await a.services.rateExchange.run();
+  expect(await rowsOf(a)).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 0, requests_level: expect.any(Number) })]);
+  expect((await rowsOf(a))[0]!.requests_level).toBeLessThan(1);
   await b.services.rateExchange.run();
-  expect(await rowsOf(a)).toEqual([]);
+  const limited = await chat(b, drained.key);
+  expect(limited.status).toBe(429);
+  expect(limited.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+});
 
+test("a free-plan key's 10 requests on one instance leave the 11th on the other refused, once both exchanged", async () => {
   const { userId, key } = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) expect((await chat(a, key)).status).toBe(200);
   await a.services.rateExchange.run();
-  expect(await rowsOf(a)).toEqual([
-    expect.objectContaining({ bucket: `user:${userId}`, requests: 10, requests_per_minute: 10, tokens_per_minute: 100_000 }),
+  expect((await rowsOf(a)).filter((row) => row.bucket === `user:${userId}`)).toEqual([
+    expect.objectContaining({ requests: 10, requests_per_minute: 10, tokens_per_minute: 100_000 }),
   ]);
   await b.services.rateExchange.run();
 
@@ -113,16 +124,24 @@ test("the rows of an instance found dead go with it, and the one left alone stop
   expect(await rowsOf(a)).toEqual(before);
 });
 
-test("an instance that retires takes its rows, and the other learns within a poll that it is alone again", async () => {
+test("an instance that retires writes what it admitted since its last exchange and its levels; the other's clean-up takes them", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_003) });
   await whenFeedSees(a, false);
-  const { key } = await keyOnPlan("pro");
+  const { userId, key } = await keyOnPlan("pro");
   await b.services.rateExchange.run();
   expect((await chat(b, key)).status).toBe(200);
   await b.services.rateExchange.run();
-  expect((await rowsOf(b)).length).toBe(1);
+  // `b` began from the levels of the last minute, so its first exchange published those not full.
+  const rowOf = async () => (await rowsOf(b)).find((row) => row.bucket === `user:${userId}`);
+  expect(await rowOf()).toMatchObject({ requests: 1 });
+  expect((await chat(b, key)).status).toBe(200);
 
+  await b.services.rateExchange.retire();
   await b.services.instance.retire();
-  expect(await rowsOf(b)).toEqual([]);
+  const left = await rowOf();
+  expect(left).toMatchObject({ requests: 2 });
+  expect(left!.requests_level).toBeLessThan(left!.requests_per_minute - 1);
   await whenFeedSees(a, true);
+  await a.services.instance.heartbeat();
+  expect(await rowsOf(b)).toEqual([]);
 });

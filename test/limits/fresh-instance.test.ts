@@ -1,0 +1,66 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { killAllSpawned, spawnGateway, waitFor, waitUntilServing, type GatewayProcess } from "../billing/_support.ts";
+import { chat, exchanged, expectFreePlanRefused, MODEL, newKey, rateRow, readFile, serveModel, type Key } from "./_processes.ts";
+
+/**
+ * A gateway process that starts does not begin with full buckets: one restarted gracefully
+ * (SIGTERM, as a deploy does) begins from the levels it wrote as it stopped, and one joining an
+ * instance that was alone from the levels that one publishes at its first exchange with company.
+ * A lone process killed with SIGKILL writes nothing, so the next one begins full (documented).
+ * Exchanges are waited for through a probe key (see _processes.ts).
+ */
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "limits-fresh-instance-"));
+});
+afterEach(async () => {
+  await killAllSpawned();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A process serving the mock model, and a free-plan key whose 10 requests it has admitted. */
+async function drainedOnNewProcess(): Promise<{ gw: GatewayProcess; free: Key }> {
+  const gw = await spawnGateway(dir);
+  await serveModel(gw);
+  const free = await newKey(gw, "free");
+  for (let i = 0; i < 10; i++) expect((await chat(gw, free.key)).status).toBe(200);
+  return { gw, free };
+}
+
+const rowsOfBucket = (bucket: string) => readFile(dir, (db) => db.query("select requests_level from rate_usage where bucket = ?").all(bucket) as { requests_level: number }[]);
+
+test("a gateway restarted gracefully refuses the 11th request of a free-plan key it served 10, and drops the rows it began from", async () => {
+  const { gw, free } = await drainedOnNewProcess();
+  expect(await gw.stop()).toBe(0);
+  const [left] = rowsOfBucket(free.bucket);
+  expect(left!.requests_level).toBeLessThan(1);
+
+  const restarted = await spawnGateway(dir);
+  // Its clean-up at start dropped the retired instance's rows, after it began from them.
+  expect(rowsOfBucket(free.bucket)).toEqual([]);
+  await expectFreePlanRefused(await chat(restarted, free.key));
+}, 30_000);
+
+test("a gateway alone killed with SIGKILL leaves nothing: the next one begins with the key's bucket full", async () => {
+  const { gw, free } = await drainedOnNewProcess();
+  await gw.kill9();
+  const restarted = await spawnGateway(dir);
+  const ok = await chat(restarted, free.key);
+  expect(ok.status).toBe(200);
+  expect(ok.headers.get("x-ratelimit-remaining-requests")).toBe("9");
+}, 30_000);
+
+test("a process joining one that was alone refuses a key the other drained, once it has exchanged after the other published", async () => {
+  const { gw: a, free } = await drainedOnNewProcess();
+  const probe = await newKey(a, "enterprise");
+  const b = await spawnGateway(dir);
+  await waitUntilServing(b, MODEL, probe.key);
+  // `a` wrote nothing while alone; at its first exchange with `b` it publishes the drained bucket.
+  await waitFor("a's level of the drained key", () => (rateRow(dir, a, free.bucket)?.requests_level ?? 10) < 1);
+  await exchanged(dir, b, probe);
+  await expectFreePlanRefused(await chat(b, free.key));
+}, 30_000);
