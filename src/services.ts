@@ -108,7 +108,14 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     rateExchange,
     chat: new ChatDispatcher(upstreams),
     media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
-    changes: new ChangeFeed(deps.db, { reload, instancesChanged: () => instance.countPeers(), afterPoll: () => rateExchange.run() }),
+    changes: new ChangeFeed(deps.db, {
+      reload,
+      instancesChanged: async () => {
+        await instance.countPeers();
+        rateExchange.publishAllNext();
+      },
+      afterPoll: () => rateExchange.run(),
+    }),
     draining: false,
   };
   await reload();

@@ -29,15 +29,16 @@ export interface ExchangingInstance {
  * poll intervals (one for them to write it, one for this instance to read it).
  *
  * An instance alone on its database neither writes nor reads, and drops its counts. Its first
- * write, and its first after a time alone, also publishes the level of every bucket not full,
- * so an instance that has just joined begins from them. At a graceful stop it writes those
+ * write, its first after a time alone, and its first after another instance started or
+ * stopped, also publish the level of every bucket not full, so an instance that has just
+ * joined begins from them. At a graceful stop it writes those
  * levels once more (`retire`), and at start it begins from the levels of the last minute
  * (`seed`): a restart, or a new instance, does not start with full buckets.
  */
 export class RateExchange {
   /** The other instances' totals at the last read; empty after a start or a time alone. */
   #seen: SeenTotals = new Map();
-  /** Whether the next write publishes every bucket not full: the first, and the first after a time alone. */
+  /** Whether the next write publishes every bucket not full (see the class's comment). */
   #publishAll = true;
 
   constructor(
@@ -55,6 +56,16 @@ export class RateExchange {
   async seed(): Promise<void> {
     const rows = await this.db.selectFrom("rate_usage").selectAll().where("updated_at", ">=", this.now() - REFILL_MS).execute();
     this.#absorb(rows);
+  }
+
+  /**
+   * Makes the next write publish every bucket not full: an instance started or stopped. One
+   * that has just started may not have found its predecessor's levels (another instance's
+   * clean-up may have dropped them first), nor this instance's for buckets it was charged
+   * for but never served, which it has no row of.
+   */
+  publishAllNext(): void {
+    this.#publishAll = true;
   }
 
   /**

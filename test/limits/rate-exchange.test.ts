@@ -145,3 +145,25 @@ test("an instance that retires writes what it admitted since its last exchange a
   await a.services.instance.heartbeat();
   expect(await rowsOf(b)).toEqual([]);
 });
+
+test("an instance restarting beside another begins from the other's levels, even when its predecessor's rows were cleaned up before it started", async () => {
+  b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_004) });
+  await whenFeedSees(a, false);
+  const { userId, key } = await keyOnPlan("free");
+  for (let i = 0; i < 10; i++) expect((await chat(b, key)).status).toBe(200);
+  await b.services.rateExchange.run();
+  await a.services.rateExchange.run();
+  // `a` knows the bucket is drained, but has no row of it: it served none of it.
+  expect((await rowsOf(a)).some((row) => row.bucket === `user:${userId}`)).toBe(false);
+
+  // `b` restarts: it stops gracefully, and `a` cleans its rows up before the new one has begun from them.
+  await b.services.rateExchange.retire();
+  await b.services.instance.retire();
+  await b.close({ keepFiles: true });
+  await a.services.instance.heartbeat();
+  b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_005) });
+  await whenFeedSees(a, false);
+  await a.services.rateExchange.run();
+  await b.services.rateExchange.run();
+  expect((await chat(b, key)).status).toBe(429);
+});
