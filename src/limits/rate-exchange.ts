@@ -1,16 +1,21 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
-import { peerCharges, type PeerRow, type SeenTotals } from "./peer-charges.ts";
+import { afterTurn } from "../lib/next-turn.ts";
+import { latestOf, PeerReads, type PeerRow } from "./peer-reads.ts";
 import type { PublishedBucket, RateLimiter } from "./rate-limiter.ts";
+import { latestWrites, pruneRateUsage, readChangedPage, readRowsSince, upsertRateUsage, type RowKey } from "./rate-usage-rows.ts";
 
 /**
  * A minute refills any bucket not in debt: a row its instance has not added to for this long
  * is pruned, and one older than this tells a starting instance nothing.
  */
 const REFILL_MS = 60_000;
-/** Rows per insert statement: 9 parameters each, well under SQLite's limit on parameters. */
-const ROWS_PER_INSERT = 500;
+/**
+ * Rows written per transaction, and read per statement: a millisecond or two of work each, with
+ * a turn of the event loop between them, so requests are served however many buckets are active.
+ */
+const ROWS_PER_TURN = 250;
 
 /** What the exchange needs of this instance's registration (InstanceRegistry). */
 export interface ExchangingInstance {
@@ -22,24 +27,32 @@ export interface ExchangingInstance {
 /**
  * Makes rate limits hold across instances sharing a database, and across a restart. Each
  * instance counts in memory what its buckets admit (RateLimiter); every poll of the change
- * feed, off the request path, one write transaction adds what this instance admitted since the
- * last exchange to its rows of rate_usage, with its buckets' levels, reads the other instances'
- * rows, charges each bucket here with what the others admitted since the last read and lowers
- * it to their levels. So a limit is exceeded by at most what the other instances admit in two
- * poll intervals (one for them to write it, one for this instance to read it).
+ * feed, off the request path, it adds what it admitted since the last exchange to its rows of
+ * rate_usage, with its buckets' levels, reads the other instances' rows that changed since its
+ * last read, charges each bucket here with what the others admitted since and lowers it to
+ * their levels. So a limit is exceeded by at most what the other instances admit in two poll
+ * intervals (one for them to write it, one for this instance to read it).
+ *
+ * An exchange runs on the thread that serves requests, so it works in pages of a few hundred
+ * rows and lets the event loop turn between them: each page of its write is a transaction of
+ * its own, and each page of its read a statement. Each transaction writes its rows at a time of
+ * its own, later than the one before, so a reader skips the rows it has read (see PeerReads).
  *
  * An instance alone on its database neither writes nor reads, and drops its counts. Its first
  * write, its first after a time alone, and its first after another instance started or
  * stopped, also publish the level of every bucket not full, so an instance that has just
- * joined begins from them. At a graceful stop it writes those
- * levels once more (`retire`), and at start it begins from the levels of the last minute
- * (`seed`): a restart, or a new instance, does not start with full buckets.
+ * joined begins from them. At a graceful stop it writes those levels once more (`retire`),
+ * and at start it begins from the levels of the last minute (`seed`): a restart, or a new
+ * instance, does not start with full buckets.
  */
 export class RateExchange {
-  /** The other instances' totals at the last read; empty after a start or a time alone. */
-  #seen: SeenTotals = new Map();
+  #reads = new PeerReads(REFILL_MS);
   /** Whether the next write publishes every bucket not full (see the class's comment). */
   #publishAll = true;
+  /** The time of this instance's last write transaction. */
+  #writtenAt = 0;
+  /** The exchange or retirement under way: they take turns, so their writes' times keep their order. */
+  #busy: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -54,8 +67,10 @@ export class RateExchange {
    * seen. Run it before the registry's first clean-up, which drops a retired instance's rows.
    */
   async seed(): Promise<void> {
-    const rows = await this.db.selectFrom("rate_usage").selectAll().where("updated_at", ">=", this.now() - REFILL_MS).execute();
-    this.#absorb(rows);
+    const rows = await readRowsSince(this.db, this.now() - REFILL_MS);
+    this.#take(rows);
+    // One statement, one snapshot: every row up to each instance's latest time was in it.
+    this.#reads.readUpTo(latestOf(rows), this.now());
   }
 
   /**
@@ -72,12 +87,14 @@ export class RateExchange {
    * One exchange (nothing but dropping the counts when this instance is alone), then the
    * buckets that are full and idle are let go, at the same cadence.
    */
-  async run(): Promise<void> {
-    try {
-      await this.#exchange();
-    } finally {
-      this.limiter.evictFull();
-    }
+  run(): Promise<void> {
+    return this.#inTurn(async () => {
+      try {
+        await this.#exchange();
+      } finally {
+        this.limiter.evictFull();
+      }
+    });
   }
 
   /**
@@ -85,73 +102,88 @@ export class RateExchange {
    * every bucket not full, in one transaction (none when there is nothing), for the instance
    * that starts next and for the others. The rows go when another instance finds this one gone.
    */
-  async retire(): Promise<void> {
-    const mine = this.limiter.takeAdmitted(true);
-    if (mine.length > 0) await writeTransaction(this.db, (trx) => this.#write(trx, mine));
+  retire(): Promise<void> {
+    return this.#inTurn(async () => {
+      const mine = this.limiter.takeAdmitted(true);
+      if (mine.length === 0) return;
+      const at = this.#nextWriteAt();
+      await writeTransaction(this.db, async (trx) => {
+        for (let start = 0; start < mine.length; start += ROWS_PER_TURN) {
+          await upsertRateUsage(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
+        }
+      });
+    });
+  }
+
+  #inTurn(work: () => Promise<void>): Promise<void> {
+    const done = this.#busy.then(work);
+    this.#busy = done.catch(() => {});
+    return done;
   }
 
   async #exchange(): Promise<void> {
     if (this.instance.alone) {
       this.limiter.dropAdmitted();
-      this.#seen = new Map();
+      this.#reads.clear();
       this.#publishAll = true;
       return;
     }
-    const mine = this.limiter.takeAdmitted(this.#publishAll);
-    try {
-      await writeTransaction(this.db, async (trx) => {
-        await this.#write(trx, mine);
-        const rows = await trx.selectFrom("rate_usage").selectAll().where("instance_id", "!=", this.instance.id).execute();
-        // Absorbed before the commit, from rows the others committed: whether or not this
-        // instance's own writes commit, what it read stays read.
-        this.#absorb(rows);
-      });
-      this.#publishAll = false;
-    } catch (error) {
-      this.limiter.returnAdmitted(mine);
-      throw error;
+    await this.#write(this.limiter.takeAdmitted(this.#publishAll));
+    this.#publishAll = false;
+    await this.#read();
+  }
+
+  /**
+   * Adds `mine` to this instance's rows, a page per transaction, and in the last prunes those
+   * it has not added to for a minute (with nothing to add, that is the one transaction). What
+   * a failed transaction did not write is counted again. The levels were taken before the
+   * first page, so a later page's, dated a little later, read a little low: never too high.
+   */
+  async #write(mine: readonly PublishedBucket[]): Promise<void> {
+    for (let start = 0; start === 0 || start < mine.length; start += ROWS_PER_TURN) {
+      if (start > 0) await afterTurn();
+      const at = this.#nextWriteAt();
+      const last = start + ROWS_PER_TURN >= mine.length;
+      try {
+        await writeTransaction(this.db, async (trx) => {
+          await upsertRateUsage(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
+          if (last) await pruneRateUsage(trx, this.instance.id, at - REFILL_MS);
+        });
+      } catch (error) {
+        this.limiter.returnAdmitted(mine.slice(start));
+        throw error;
+      }
     }
   }
 
-  /** Charges what the rows grew by since seen, then lowers to their levels (see peerCharges), and notes them as seen. */
-  #absorb(rows: readonly PeerRow[]): void {
-    const { growth, levels, seen } = peerCharges(this.#seen, rows);
-    this.#seen = seen;
+  /** A time for a write transaction: now, or just after the last one if the clock has not moved on (or went back). */
+  #nextWriteAt(): number {
+    this.#writtenAt = Math.max(this.now(), this.#writtenAt + 1);
+    return this.#writtenAt;
+  }
+
+  /**
+   * Reads the other instances' rows changed since the last read, a page per statement. The
+   * pages are not one snapshot: an instance may commit while they are read, and rows it wrote
+   * then may fall in a page already read. So what the read is noted to have found is what was
+   * committed before its first page, and rows committed since are read again next time.
+   */
+  async #read(): Promise<void> {
+    const latest = await latestWrites(this.db, this.instance.id);
+    const readFrom = this.#reads.readFrom();
+    for (let after: RowKey | null = null; ; await afterTurn()) {
+      const page = await readChangedPage(this.db, this.instance.id, readFrom, after, ROWS_PER_TURN);
+      this.#take(page);
+      if (page.length < ROWS_PER_TURN) break;
+      after = page[page.length - 1]!;
+    }
+    this.#reads.readUpTo(latest, this.now());
+  }
+
+  /** Charges what `rows` grew by since read, then lowers to their levels (see PeerReads). */
+  #take(rows: readonly PeerRow[]): void {
+    const { growth, levels } = this.#reads.take(rows, this.now());
     for (const usage of growth) this.limiter.chargeShared(usage);
     for (const level of levels) this.limiter.lowerShared(level);
-  }
-
-  /** Adds `mine` to this instance's rows with their levels, then prunes those it has not added to for a minute. */
-  async #write(trx: Kysely<Database>, mine: readonly PublishedBucket[]): Promise<void> {
-    const at = this.now();
-    for (let start = 0; start < mine.length; start += ROWS_PER_INSERT) {
-      const rows = mine.slice(start, start + ROWS_PER_INSERT).map((bucket) => ({
-        instance_id: this.instance.id,
-        bucket: bucket.bucket,
-        requests: bucket.requests,
-        tokens: bucket.tokens,
-        requests_per_minute: bucket.requestsPerMinute,
-        tokens_per_minute: bucket.tokensPerMinute,
-        updated_at: at,
-        requests_level: bucket.requestsLevel,
-        tokens_level: bucket.tokensLevel,
-      }));
-      await trx
-        .insertInto("rate_usage")
-        .values(rows)
-        .onConflict((conflict) =>
-          conflict.columns(["instance_id", "bucket"]).doUpdateSet((eb) => ({
-            requests: eb("rate_usage.requests", "+", eb.ref("excluded.requests")),
-            tokens: eb("rate_usage.tokens", "+", eb.ref("excluded.tokens")),
-            requests_per_minute: eb.ref("excluded.requests_per_minute"),
-            tokens_per_minute: eb.ref("excluded.tokens_per_minute"),
-            updated_at: eb.ref("excluded.updated_at"),
-            requests_level: eb.ref("excluded.requests_level"),
-            tokens_level: eb.ref("excluded.tokens_level"),
-          })),
-        )
-        .execute();
-    }
-    await trx.deleteFrom("rate_usage").where("instance_id", "=", this.instance.id).where("updated_at", "<", at - REFILL_MS).execute();
   }
 }

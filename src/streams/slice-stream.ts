@@ -1,4 +1,4 @@
-import { nextTurn } from "../lib/next-turn.ts";
+import { afterTurn } from "../lib/next-turn.ts";
 
 /**
  * A byte stream that takes the next of `slices` only when its reader asks for one, and only
@@ -12,7 +12,7 @@ export function sliceStream(slices: Iterator<Uint8Array>): ReadableStream<Uint8A
       async pull(controller) {
         // A reader that is always ready (a fast socket) would pull again at once, so the
         // whole output would still be one block without this wait.
-        await new Promise<void>((resolve) => nextTurn(resolve));
+        await afterTurn();
         const next = slices.next();
         if (next.done) controller.close();
         else controller.enqueue(next.value);

@@ -10,16 +10,17 @@ import { RateLimiter } from "../../src/limits/rate-limiter.ts";
 import { FREE, principal, refusal } from "./_support.ts";
 
 /**
- * How an instance begins from the levels other instances (or its own predecessor) left in
- * rate_usage (RateExchange.seed), and how it takes a row it has never seen: driven directly,
- * on a real database file, with rows written by the test.
+ * How an instance takes the rows of rate_usage, driven directly on a real database file: it
+ * begins from the levels other instances (or its own predecessor) left (RateExchange.seed),
+ * takes a row it has never seen by its level, and reads in pages, while others write in pages,
+ * without missing a row.
  */
 
 const clock = Date.parse("2026-11-21T10:00:00Z");
 let dir: string;
 let database: OpenDatabase;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rate-exchange-seed-"));
+  dir = mkdtempSync(join(tmpdir(), "rate-exchange-rows-"));
   database = openDatabase(`file:${join(dir, "gateway.db")}`);
   await migrate(database.db, () => clock);
 });
@@ -74,11 +75,38 @@ test("a seeded bucket is made at its row's limits; with other limits now, it sta
 test("seeded rows count as seen: the first exchange charges what they grew by since, and a row never seen only lowers to its level", async () => {
   await writeRow({ instance_id: "inst_x", bucket: "user:s5", requests: 50, requests_level: 8, tokens_level: 1000 });
   const { rates, exchange } = await start(false);
-  // Two more admitted at inst_x; its level says 9 (it had not read a charge yet): 8 - 2 is lower.
-  await writeRow({ instance_id: "inst_x", bucket: "user:s5", requests: 52, requests_level: 9, tokens_level: 1000 });
+  // Two more admitted at inst_x, written later; its level says 9 (it had not read a charge yet): 8 - 2 is lower.
+  await writeRow({ instance_id: "inst_x", bucket: "user:s5", requests: 52, requests_level: 9, tokens_level: 1000, updated_at: clock + 1 });
   // A row made since the start, with 500 admitted over its life: its level, 7, is what counts.
   await writeRow({ instance_id: "inst_z", bucket: "user:s6", requests: 500, requests_level: 7, tokens_level: 1000 });
   await exchange.run();
   expect(remaining(rates, "s5")).toBe("5");
   expect(remaining(rates, "s6")).toBe("6");
+});
+
+test("rows another instance writes, a page per transaction, while this one reads them a page per statement, are all charged", async () => {
+  // Two instances sharing the test's connection (two connections in one thread would wait on
+  // each other's locks): their statements interleave between pages. The clock stands still, so
+  // nothing refills; the writer's transactions still each get a later time.
+  const reader = await start(false);
+  const writer = await start(false);
+  // Three pages of buckets, at 100 requests a minute; the writer admits 2 from each per round.
+  // It writes them in the order it first admitted them, which here spreads each page it writes
+  // over the whole key order the reader reads in: each page written falls in every page read.
+  const users = Array.from({ length: 1_200 }, (_, i) => `p${String((i * 7) % 1_200).padStart(4, "0")}`);
+  const limits = { ...FREE, requestsPerMinute: 100 };
+  const admitEach = () => {
+    for (const user of users) for (let i = 0; i < 2; i++) writer.rates.admit(principal(user), limits, 0).settle(0);
+  };
+  admitEach();
+  await writer.exchange.run();
+  await reader.exchange.run();
+  for (let round = 0; round < 3; round++) {
+    admitEach();
+    await Promise.all([writer.exchange.run(), reader.exchange.run()]);
+  }
+  await reader.exchange.run();
+  // 8 of 100 taken elsewhere, and this one: 91 left in every bucket.
+  const left = new Set(users.map((user) => reader.rates.admit(principal(user), limits, 0).headers["x-ratelimit-remaining-requests"]));
+  expect([...left]).toEqual(["91"]);
 });
