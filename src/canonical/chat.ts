@@ -129,6 +129,9 @@ export interface Usage {
   cachedInputTokens?: number;
 }
 
+/** The prompt's half of a usage. */
+export type PromptUsage = Omit<Usage, "outputTokens">;
+
 export interface ChatResponse {
   id: string;
   model: string;
@@ -162,8 +165,12 @@ export type StreamPart =
    * `body` is the event's parsed JSON, untouched.
    */
   | { type: "native"; event: SseEvent; body: Record<string, unknown> }
-  /** `inputTokens` when the upstream reports the prompt's size up front (Anthropic does). */
-  | { type: "start"; id: string; model: string; created: number; inputTokens?: number }
+  /**
+   * `prompt` when the upstream counts the prompt as the answer begins (Anthropic's
+   * message_start, Gemini's usageMetadata on each chunk): a stream that ends before its usage
+   * (the client left, the upstream broke off) is billed that count, not the prompt's estimate.
+   */
+  | { type: "start"; id: string; model: string; created: number; prompt?: PromptUsage }
   | { type: "text-delta"; text: string }
   /** A piece of a refusal's words (ChatResponse.refusal), streamed. */
   | { type: "refusal-delta"; text: string }

@@ -1,4 +1,4 @@
-import { partsWithRefusal, type ChatRequest, type ChatResponse, type ContentPart, type Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type ChatRequest, type ChatResponse, type ContentPart, type PromptUsage, type Usage } from "../canonical/chat.ts";
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
@@ -56,6 +56,7 @@ export class ChatDispatcher {
       throw error;
     }
     let reported: Usage | null = null;
+    let prompt: PromptUsage | undefined;
     // Counted, not kept: the estimate needs only its length, and an upstream may stream for as long as its deadline allows.
     let streamedLength = 0;
     let failed = false;
@@ -65,6 +66,7 @@ export class ChatDispatcher {
         else if (part.type === "text-delta" || part.type === "refusal-delta") streamedLength += part.text.length;
         else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
         else if (part.type === "error") failed = true;
+        else if (part.type === "start") prompt = part.prompt;
       },
       onEnd: (end) => {
         served.release();
@@ -72,9 +74,10 @@ export class ChatDispatcher {
         const broken = failed || end === "failed";
         return meter.finish({
           status: broken ? 502 : end === "cancelled" ? 499 : 200,
-          // Without reported usage, what was streamed is counted (about 4 characters a token); a
-          // broken stream that gave the caller nothing of an answer costs nothing.
-          usage: reported ?? (broken && streamedLength === 0 ? null : { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(streamedLength) }),
+          // Without reported usage, what was streamed is counted (about 4 characters a token),
+          // and the prompt is as the upstream counted it up front, else estimated; a broken
+          // stream that gave the caller nothing of an answer costs nothing.
+          usage: reported ?? (broken && streamedLength === 0 ? null : { ...(prompt ?? { inputTokens: estimatePromptTokens(request) }), outputTokens: tokensOfLength(streamedLength) }),
           channelId: served.channel.id,
         });
       },

@@ -75,6 +75,22 @@ export async function onlyUsageRowOf(gw: TestGateway, response: Response) {
   return rows[0]!;
 }
 
+/** Reads the SSE body until `until(text so far)` holds, then aborts (the client hangs up); returns what was read. */
+export async function readUntilThenAbort(response: Response, controller: AbortController, until: (text: string) => boolean): Promise<string> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + 5_000;
+  while (!until(text)) {
+    if (Date.now() > deadline) throw new Error(`condition not reached; read so far:\n${text}`);
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`stream ended before the cut point; read:\n${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  controller.abort();
+  return text;
+}
+
 /** Identities for gateways of one test process whose liveness the test decides: a pid ended is dead to the others. */
 export function fakeProcesses(host: string): { identity(pid: number): ProcessIdentity; end(pid: number): void } {
   const running = new Set<number>();

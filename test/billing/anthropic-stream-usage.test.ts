@@ -6,9 +6,10 @@ import { costOf, estimate, PRICE_BODY } from "./_support.ts";
 
 /**
  * An Anthropic stream reports its usage in two halves: input in message_start, output in
- * message_delta. Either half missing or not believable (README "Usage rows") leaves the
- * usage unreported, so the estimate is charged for both, as for any other upstream: a half
- * read as 0 made the prompt or the answer free.
+ * message_delta. A half missing or not believable (README "Usage rows") is not read as 0,
+ * which made the prompt or the answer free: without the input half both are estimated, as
+ * for any other upstream; without the output half the prompt is charged as message_start
+ * counted it, as for a stream that ends before its usage, and the streamed text estimated.
  */
 
 const MODEL = "anthropic-usage-model";
@@ -63,10 +64,17 @@ test("both halves reported: charged exactly per them", async () => {
 test.each([
   ["message_start's usage is negative", (data: any) => data.type === "message_start" && (data.message.usage = { input_tokens: -5, output_tokens: 1 })],
   ["message_start has no usage", (data: any) => data.type === "message_start" && delete data.message.usage],
-  ["message_delta's usage is huge", (data: any) => data.type === "message_delta" && (data.usage = { output_tokens: 1e300 })],
-  ["message_delta has no usage", (data: any) => data.type === "message_delta" && delete data.usage],
 ])("%s: the estimate of the prompt and the streamed text is charged", async (_, edit) => {
   const { row, spent } = await charged(edit);
   expect(row).toMatchObject({ status: 200, prompt_tokens: estimate(PROMPT), completion_tokens: estimate(STREAM.text) });
   expect(spent).toBe(costOf(estimate(PROMPT), estimate(STREAM.text)));
+});
+
+test.each([
+  ["message_delta's usage is huge", (data: any) => data.type === "message_delta" && (data.usage = { output_tokens: 1e300 })],
+  ["message_delta has no usage", (data: any) => data.type === "message_delta" && delete data.usage],
+])("%s: the prompt as message_start counted it and the estimate of the streamed text are charged", async (_, edit) => {
+  const { row, spent } = await charged(edit);
+  expect(row).toMatchObject({ status: 200, prompt_tokens: STREAM.usage.input_tokens, completion_tokens: estimate(STREAM.text) });
+  expect(spent).toBe(costOf(STREAM.usage.input_tokens, estimate(STREAM.text)));
 });

@@ -76,6 +76,8 @@ const FORMATS = {
     texts: openAiAnswerTexts,
     /** The role chunks, six text chunks, then choice 0's finish. */
     eventsUntilFirstFinish: 10,
+    /** The prompt a stream cut before its usage is charged: OpenAI counts it only in the last chunk, so it is estimated. */
+    promptBeforeUsage: () => estimate(PROMPT),
     reported(body: any) {
       return { prompt_tokens: body.usage.prompt_tokens, completion_tokens: body.usage.completion_tokens };
     },
@@ -95,6 +97,8 @@ const FORMATS = {
     texts: geminiAnswerTexts,
     /** The second chunk finishes candidate 0. */
     eventsUntilFirstFinish: 2,
+    /** Gemini counts the prompt on every chunk: a stream cut before its usage is charged that count. */
+    promptBeforeUsage: () => fixtureChunks(GEMINI_SEVERAL_STREAM)[0].usageMetadata.promptTokenCount as number,
     reported(body: any) {
       return { prompt_tokens: body.usageMetadata.promptTokenCount, completion_tokens: body.usageMetadata.candidatesTokenCount };
     },
@@ -182,7 +186,7 @@ describe.each(FORMAT_NAMES)("%s upstream reporting no usage", (format) => {
 
 describe.each(FORMAT_NAMES)("%s stream cut once answer 0 finished, the others not", (format) => {
   test("the caller's stream ends with the error event, and the row is a 502 charged for what was streamed", async () => {
-    const { upstream, stream, texts, eventsUntilFirstFinish } = FORMATS[format];
+    const { upstream, stream, texts, eventsUntilFirstFinish, promptBeforeUsage } = FORMATS[format];
     upstream().setBehavior({ streamFixture: stream, cutAfterEvents: eventsUntilFirstFinish });
     const streamed = texts(fixtureChunks(stream).slice(0, eventsUntilFirstFinish)).join("");
     const { id, key } = await newAccount(gw, START);
@@ -192,9 +196,9 @@ describe.each(FORMAT_NAMES)("%s stream cut once answer 0 finished, the others no
     const last = sse.trim().split(/\n\n/).at(-1)!;
     expect(JSON.parse(last.replace(/^data: /, ""))).toMatchObject({ error: { message: expect.stringContaining("ended before the response was complete") } });
     expect(sse).not.toContain("[DONE]");
-    const cost = costOf(estimate(PROMPT), estimate(streamed));
+    const cost = costOf(promptBeforeUsage(), estimate(streamed));
     const [row] = await usageRows(gw, id);
-    expect(row).toMatchObject({ status: 502, prompt_tokens: estimate(PROMPT), completion_tokens: estimate(streamed), cost_micros: cost });
+    expect(row).toMatchObject({ status: 502, prompt_tokens: promptBeforeUsage(), completion_tokens: estimate(streamed), cost_micros: cost });
     expect(await account(gw, id)).toEqual({ balance_micros: START - cost, total_spent_micros: cost });
     await expectBooksBalanced(gw);
   });

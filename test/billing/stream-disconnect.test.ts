@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { TestGateway } from "../helpers/gateway.ts";
 import { fixtureEvents, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
-import { startPricedLoopback } from "./_inprocess.ts";
+import { readUntilThenAbort, startPricedLoopback } from "./_inprocess.ts";
 import { bearer, costOf, estimate, sleep, waitFor } from "./_support.ts";
 
 /**
@@ -49,22 +49,6 @@ function startStream(key: string, controller: AbortController): Promise<Response
     body: JSON.stringify({ model: MODEL, stream: true, max_tokens: MAX_TOKENS, messages: [{ role: "user", content: PROMPT }] }),
     signal: controller.signal,
   });
-}
-
-/** Reads the SSE body until `until(text so far)` holds, then aborts; returns what was read. */
-async function readUntilThenAbort(response: Response, controller: AbortController, until: (text: string) => boolean): Promise<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const deadline = Date.now() + 5_000;
-  while (!until(text)) {
-    if (Date.now() > deadline) throw new Error(`condition not reached; read so far:\n${text}`);
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`stream ended before the cut point; read:\n${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  controller.abort();
-  return text;
 }
 
 /** The content deltas of OpenAI chunks in `sse`. */

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import type { FinishReason, PromptUsage, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
@@ -29,9 +29,9 @@ const EventSchema = v.looseObject({
 
 /**
  * Upstream Anthropic stream events -> canonical parts. Usage is assembled from message_start
- * (input) and message_delta (output) and emitted once at message_stop, only when both halves
- * came and were believable: one read as 0 made the prompt or the answer free, where an
- * unreported usage is estimated. A stream that ends
+ * (input, also given as the start part's prompt) and message_delta (output) and emitted with
+ * message_delta, only when both halves came and were believable: one read as 0 made the
+ * prompt or the answer free, where an unreported usage is estimated. A stream that ends
  * before message_stop was cut short and ends with an error part. With `native`, each event
  * is also given as it came (a native part), for a relay to an Anthropic caller.
  */
@@ -63,7 +63,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
             id: event.message?.id ?? "",
             model: event.message?.model ?? "",
             created: Math.floor(now() / 1000),
-            inputTokens: usageFromAnthropic(usage).inputTokens,
+            prompt: inputReported ? usageFromAnthropic(usage) : undefined,
           });
           break;
         case "content_block_start":
@@ -87,10 +87,12 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           if (event.delta?.stop_details?.explanation) controller.enqueue({ type: "refusal-delta", text: event.delta.stop_details.explanation });
           if (event.usage) usage = { ...usage, ...stripNulls(event.usage) };
           if (event.usage?.output_tokens != null) outputReported = true;
+          // The count is final here; message_stop adds nothing to it, and a client that
+          // leaves before message_stop is billed by it.
+          if (inputReported && outputReported) controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
           break;
         case "message_stop":
           stopped = true;
-          if (inputReported && outputReported) controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
           controller.enqueue({ type: "finish", finishReason: finish });
           break;
         case "error":
@@ -134,7 +136,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
   let stopSequence: string | undefined;
   let started = false;
   const emit = (controller: StepOutput<string>, type: string, data: object) => controller.enqueue(anthropicEvent(type, data));
-  const start = (controller: StepOutput<string>, id: string, inputTokens = 0) => {
+  const start = (controller: StepOutput<string>, id: string, prompt: PromptUsage = { inputTokens: 0 }) => {
     if (started) return;
     started = true;
     emit(controller, "message_start", {
@@ -146,7 +148,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
         model,
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 0 },
+        usage: usageToAnthropic({ ...prompt, outputTokens: 0 }),
       },
     });
   };
@@ -178,7 +180,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
       if (part.type !== "start") start(controller, "");
       switch (part.type) {
         case "start":
-          start(controller, part.id, part.inputTokens);
+          start(controller, part.id, part.prompt);
           break;
         // Anthropic has no place for a refusal's words but the answer's text.
         case "text-delta":

@@ -37,9 +37,11 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
       }
       if (native) controller.enqueue({ type: "native", event, body: parsed.json });
       const chunk = parsed.value;
+      if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
       if (!started) {
         started = true;
-        controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000) });
+        // Gemini counts the prompt on every chunk: the first one's count is the start's prompt.
+        controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000), prompt: usage ?? undefined });
       }
       const candidates = chunk.candidates;
       // One answer reads the first candidate alone, as it always did.
@@ -57,7 +59,6 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
       }
       if (chunk.promptFeedback?.blockReason) finished = true;
       finish = finishReasonOfGemini(chunk) ?? finish;
-      if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
     },
     flush(controller) {
       if (failed) return;
