@@ -61,6 +61,7 @@ export class ChatDispatcher {
     let streamedLength = 0;
     let failed = false;
     const parts = tapBatches(served.value.parts, {
+      deadline: { signal: served.deadline, client: signal },
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta" || part.type === "refusal-delta") streamedLength += part.text.length;

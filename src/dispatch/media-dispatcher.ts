@@ -65,6 +65,7 @@ export class MediaDispatcher {
     });
     const body = tapStream(served.value.reader, {
       errorReason: this.bodyErrorReason,
+      deadline: { signal: served.deadline, client: signal },
       onEnd: (end, error) => {
         served.release();
         if (end === "failed") {

@@ -11,6 +11,8 @@ import { Deadline } from "./deadline.ts";
 /** A served call whose deadline is still running: `release` it once its body has been read. */
 export interface ServedCall<T> extends Served<T> {
   release(): void;
+  /** Aborted when the deadline passes or the client leaves, until `release`. */
+  deadline: AbortSignal;
 }
 
 /** What calling upstreams needs, shared by every endpoint's dispatcher. */
@@ -57,7 +59,7 @@ export async function serveThroughChannels<T>(
   };
   try {
     const served = await withFailover(orderChannels(candidates), attemptOn, { signal: deadline.signal, clientSignal: signal, breaker: deps.breaker });
-    return { ...served, value: served.value.value, warnings: served.value.warnings, release: () => deadline.clear() };
+    return { ...served, value: served.value.value, warnings: served.value.warnings, release: () => deadline.clear(), deadline: deadline.signal };
   } catch (error) {
     deadline.clear();
     throw error;

@@ -20,16 +20,30 @@ interface TapHooks<T> {
   onEnd(end: StreamEnd, error?: unknown): Promise<void>;
   /** What a failed stream is errored with (the runtime's server shows it); default: the error. */
   errorReason?(error: unknown): unknown;
+  /**
+   * The call's deadline (aborted when it passes or the client leaves) and the client's own
+   * signal: a deadline that aborts before the stream ended ends it then, "failed" (or
+   * "cancelled" when the client left). A client that stopped reading without hanging up
+   * pulls no more, so neither the stream's end nor its cancel would come until it leaves.
+   */
+  deadline?: { signal: AbortSignal; client: AbortSignal };
 }
 
-/** Calls `onEnd` the first time only. */
-function endOnce(onEnd: TapHooks<unknown>["onEnd"]): TapHooks<unknown>["onEnd"] {
-  let ended = false;
-  return (how, error) => {
-    if (ended) return Promise.resolve();
-    ended = true;
-    return onEnd(how, error);
-  };
+/**
+ * Calls `hooks.onEnd` the first time only (at the stream's end, or when its deadline aborts
+ * first); a later call gets the first one's promise, so an end still waits for the settlement.
+ */
+function endOnce<T>(hooks: TapHooks<T>): TapHooks<T>["onEnd"] {
+  let ending: Promise<void> | null = null;
+  const end: TapHooks<T>["onEnd"] = (how, error) => (ending ??= hooks.onEnd(how, error));
+  const deadline = hooks.deadline;
+  if (deadline) {
+    // Its failure reaches the stream's own end, which waits for the same settlement.
+    const expire = () => void end(deadline.client.aborted ? "cancelled" : "failed", deadline.signal.reason).catch(() => {});
+    if (deadline.signal.aborted) expire();
+    else deadline.signal.addEventListener("abort", expire, { once: true });
+  }
+  return end;
 }
 
 /**
@@ -40,7 +54,7 @@ function endOnce(onEnd: TapHooks<unknown>["onEnd"]): TapHooks<unknown>["onEnd"] 
  * off and the client sees a body without its proper end; `onEnd` gets the error to log.
  */
 export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): ReadableStream<T> {
-  const end = endOnce(hooks.onEnd);
+  const end = endOnce(hooks);
   return new ReadableStream<T>(
     {
       async pull(controller) {
@@ -74,7 +88,7 @@ export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): Readab
 
 /** tapStream for a BatchSource: the same hooks, item by item. */
 export function tapBatches<T>(source: BatchSource<T>, hooks: TapHooks<T>): BatchSource<T> {
-  const end = endOnce(hooks.onEnd);
+  const end = endOnce(hooks);
   return {
     async read() {
       let batch: T[] | null;

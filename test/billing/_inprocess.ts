@@ -9,11 +9,11 @@ import type { ProcessIdentity } from "../../src/billing/instance-registry.ts";
 /** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
 
 /**
- * A strictly priced in-process gateway whose one channel is a loopback OpenAI upstream serving
- * `model` at PRICE_BODY. `close` stops both.
+ * A strictly priced in-process gateway (with `env`) whose one channel is a loopback OpenAI
+ * upstream serving `model` at PRICE_BODY. `close` stops both.
  */
-export async function startPricedLoopback(model: string): Promise<{ gw: TestGateway; upstream: OpenAiUpstream; close(): Promise<void> }> {
-  const gw = await startTestGateway({ strictPricing: true });
+export async function startPricedLoopback(model: string, env?: Record<string, string>): Promise<{ gw: TestGateway; upstream: OpenAiUpstream; close(): Promise<void> }> {
+  const gw = await startTestGateway({ strictPricing: true, env });
   const upstream = await startOpenAiUpstream();
   expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [model] })).status).toBe(201);
   expect((await gw.admin("POST", "/v1/admin/prices", { model, ...PRICE_BODY })).status).toBe(200);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { tapStream, type StreamEnd } from "../../src/streams/tap-stream.ts";
+import { tapBatches, tapStream, type StreamEnd } from "../../src/streams/tap-stream.ts";
+import { batchesOf } from "../../src/streams/batch-source.ts";
 
 /** A reader that gives `chunks`, then fails with `failure`. */
 function failingAfter(chunks: string[], failure: Error) {
@@ -38,5 +39,48 @@ describe("tapStream, when a read fails", () => {
     const broken = new Error("upstream broke off");
     const stream = tapStream(failingAfter(["a"], broken), { onEnd: async () => {}, errorReason: () => undefined });
     expect(await drain(stream)).toEqual({ read: ["a"], failure: undefined });
+  });
+});
+
+describe("tapBatches with a deadline: a reader that stopped reading is still ended", () => {
+  /** A tap of one batch whose onEnd records each call and settles after 10 ms. */
+  function tapped(deadline: AbortController, client: AbortController) {
+    const ends: StreamEnd[] = [];
+    const settled: string[] = [];
+    const source = tapBatches(batchesOf([["a"]]), {
+      deadline: { signal: deadline.signal, client: client.signal },
+      onEnd: async (end) => {
+        ends.push(end);
+        await Bun.sleep(10);
+        settled.push(end);
+      },
+    });
+    return { source, ends, settled };
+  }
+
+  test("a deadline that passes with no read in flight ends it at once, failed; the end read later waits for that settlement", async () => {
+    const deadline = new AbortController();
+    const { source, ends, settled } = tapped(deadline, new AbortController());
+    expect(await source.read()).toEqual(["a"]);
+    deadline.abort(new DOMException("the request's deadline passed", "TimeoutError"));
+    expect(ends).toEqual(["failed"]);
+    expect(await source.read()).toBeNull();
+    expect(settled).toEqual(["failed"]);
+    expect(ends).toEqual(["failed"]);
+  });
+
+  test("a deadline aborted because the client left ends it as cancelled", () => {
+    const deadline = new AbortController();
+    const client = new AbortController();
+    const { ends } = tapped(deadline, client);
+    client.abort();
+    deadline.abort(client.signal.reason);
+    expect(ends).toEqual(["cancelled"]);
+  });
+
+  test("a deadline already passed when the tap begins ends it at once", () => {
+    const deadline = new AbortController();
+    deadline.abort();
+    expect(tapped(deadline, new AbortController()).ends).toEqual(["failed"]);
   });
 });
