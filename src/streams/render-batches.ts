@@ -15,10 +15,18 @@ export interface KeepAlive {
   now: () => number;
   /** When the caller began waiting (default: when the body is made); the first comment is due `firstAfterMs` after it. */
   since?: number;
+  /** What is written, when not KEEP_ALIVE_COMMENT (a body that is not SSE). */
+  text?: string;
 }
 
 /** The comment written for a keep-alive. */
 export const KEEP_ALIVE_COMMENT = ": keep-alive\n\n";
+
+/** A stream body written otherwise than as SSE: its content type, and what it writes as a keep-alive. */
+export interface StreamWire {
+  contentType: string;
+  keepAlive: string;
+}
 
 /**
  * A response body: each batch of `source` rendered by `render` and sent as one write, as
@@ -57,7 +65,7 @@ export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, s
               return;
             }
             for (const item of batch) render.transform(item, output);
-            if (!text && keepAliveDue()) text = KEEP_ALIVE_COMMENT;
+            if (!text && keepAliveDue()) text = keepAlive!.text ?? KEEP_ALIVE_COMMENT;
             if (text) {
               if (keepAlive) lastWrite = keepAlive.now();
               controller.enqueue(take());

@@ -53,9 +53,14 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
   };
 }
 
-/** The event's SSE text: its data as it came, or re-serialised when `shown` is a rewritten copy of `body`. */
+/** The event's data: as it came, or re-serialised when `shown` is a rewritten copy of `body`. */
+export function nativeEventData(event: SseEvent, body: object, shown: object): string {
+  return shown === body ? event.data : JSON.stringify(shown);
+}
+
+/** The event's SSE text, its data as nativeEventData gives it. */
 export function nativeEventText(event: SseEvent, body: object, shown: object): string {
-  return formatSseEvent(shown === body ? event.data : JSON.stringify(shown), event.event === "message" ? undefined : event.event);
+  return formatSseEvent(nativeEventData(event, body, shown), event.event === "message" ? undefined : event.event);
 }
 
 /**

@@ -9,6 +9,7 @@ import { convertGeminiCountRequestToCanonical, convertGeminiRequestToCanonical }
 import { convertCanonicalToGeminiResponse } from "../../translate/gemini/convert-response.ts";
 import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
+import { geminiFramingOf, SSE_FRAMING } from "../../translate/gemini/stream-framing.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
 import { serveGeminiEmbeddings } from "../media/gemini-embeddings.ts";
@@ -18,9 +19,10 @@ const EMBED_ACTION = /.:(embedContent|batchEmbedContents)$/;
 
 /**
  * POST /v1beta/models/{model}:generateContent and :streamGenerateContent (spec 4.3), and
- * :countTokens, the input tokens of such a request (`{"totalTokens": N}`). The stream is
- * always SSE, as `?alt=sse` asks and the Gemini SDKs request. The embedding actions share
- * the path, so they are served here too (src/routes/media/gemini-embeddings.ts).
+ * :countTokens, the input tokens of such a request (`{"totalTokens": N}`). The stream is SSE
+ * when `?alt=sse` asks for it, as the Gemini SDKs do, else one JSON array, as at Gemini. The
+ * embedding actions share the path, so they are served here too
+ * (src/routes/media/gemini-embeddings.ts).
  */
 export function generateContentRoutes(services: Services) {
   const chatKey = requireApiKey(services, "chat");
@@ -43,11 +45,13 @@ export function generateContentRoutes(services: Services) {
     }
     const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
     const request = convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent");
+    const framing = request.stream ? geminiFramingOf(c.req.query("alt")) : SSE_FRAMING;
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToGeminiResponse,
-      renderStream: renderGeminiChunks,
-      relayStream: relayGeminiChunks,
+      renderStream: (model, requestId) => renderGeminiChunks(model, requestId, framing),
+      relayStream: (model, answers) => relayGeminiChunks(model, answers, framing),
       modelField: GEMINI_MODEL_FIELD,
+      streamWire: framing.wire,
     });
   });
 }

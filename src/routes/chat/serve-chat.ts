@@ -6,7 +6,7 @@ import { modelJsonResponse, modelResponse, SSE_HEADERS } from "../response-heade
 import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
 import { admitRequest } from "../admit-request.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
-import { renderBatches } from "../../streams/render-batches.ts";
+import { renderBatches, type StreamWire } from "../../streams/render-batches.ts";
 import { withCallerModel } from "../../translate/relay-native.ts";
 
 /**
@@ -26,6 +26,8 @@ export interface ChatFormat {
   relayStream(model: string, answers: number): StreamStep<StreamPart, string>;
   /** The field where this format's responses name their model: all native passthrough rewrites. */
   modelField: string;
+  /** The stream's content type and keep-alive when it is not written as SSE (a Gemini caller's JSON array). */
+  streamWire?: StreamWire;
 }
 
 /**
@@ -55,7 +57,9 @@ export async function serveChat(
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
   const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : format.renderStream(request.model, requestId);
+  const wire = format.streamWire;
   // The dispatcher may have held the stream a while for the first part of its answer.
-  const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt };
-  return modelResponse(renderBatches(parts, render, keepAlive), SSE_HEADERS, { rateLimitHeaders, served, requestId });
+  const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt, text: wire?.keepAlive };
+  const headers = wire ? { ...SSE_HEADERS, "content-type": wire.contentType } : SSE_HEADERS;
+  return modelResponse(renderBatches(parts, render, keepAlive), headers, { rateLimitHeaders, served, requestId });
 }

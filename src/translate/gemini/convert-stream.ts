@@ -1,7 +1,7 @@
 import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
-import { formatSseEvent } from "../../streams/sse.ts";
 import { geminiErrorEvent } from "./error-event.ts";
+import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
@@ -73,17 +73,18 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
 }
 
 /**
- * Canonical parts -> Gemini stream chunks (`data: {GenerateContentResponse}`). Text is sent
- * as it arrives; a function call is sent whole once its arguments are complete, as Gemini
- * does; the last chunk carries finishReason and usageMetadata.
+ * Canonical parts -> Gemini stream chunks (GenerateContentResponse), written as `framing`
+ * says (SSE events, or the elements of one JSON array). Text is sent as it arrives; a function
+ * call is sent whole once its arguments are complete, as Gemini does; the last chunk carries
+ * finishReason and usageMetadata.
  */
-export function renderGeminiChunks(model: string, fallbackId: string): StreamStep<StreamPart, string> {
+export function renderGeminiChunks(model: string, fallbackId: string, framing: GeminiFraming = SSE_FRAMING): StreamStep<StreamPart, string> {
   let id = fallbackId;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";
   const pendingCalls = new Map<number, { id: string; name: string; args: string }>();
   const chunk = (parts: Record<string, unknown>[], last?: { finishReason: string; usageMetadata: object }) =>
-    formatSseEvent(
+    framing.chunk(
       JSON.stringify({
         candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: last.finishReason } : {}) }],
         ...(last ? { usageMetadata: last.usageMetadata } : {}),
@@ -97,7 +98,7 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
     pendingCalls.clear();
     controller.enqueue(chunk(parts));
   };
-  return endAtError(geminiErrorEvent, {
+  const render: StreamStep<StreamPart, string> = {
     transform(part, controller) {
       switch (part.type) {
         case "start":
@@ -134,5 +135,6 @@ export function renderGeminiChunks(model: string, fallbackId: string): StreamSte
         }),
       );
     },
-  });
+  };
+  return framed(framing, endAtError((message) => geminiErrorEvent(message, framing), render));
 }

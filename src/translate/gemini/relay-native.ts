@@ -1,8 +1,9 @@
 import type { StreamPart } from "../../canonical/chat.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { geminiErrorEvent } from "./error-event.ts";
+import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
 import { finishedAnswers } from "../finished-answers.ts";
-import { nativeEventText, relayNativeEvents, withCallerModel, type NativePart } from "../relay-native.ts";
+import { nativeEventData, relayNativeEvents, withCallerModel, type NativePart } from "../relay-native.ts";
 
 /** Gemini names the model of a response in modelVersion. */
 export const GEMINI_MODEL_FIELD = "modelVersion";
@@ -34,11 +35,14 @@ function finishesAllOf(allFinished: (index: number) => boolean): (part: NativePa
 
 const finishesOneAnswer = finishesAllOf(finishedAnswers(1));
 
-/** A Gemini upstream's chunks, of `answers` candidates, relayed to a Gemini caller. */
-export function relayGeminiChunks(model: string, answers: number): StreamStep<StreamPart, string> {
-  return relayNativeEvents({
-    render: ({ event, body }) => nativeEventText(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD)),
-    ends: finishesGeminiAnswers(answers),
-    errorEvent: geminiErrorEvent,
-  });
+/** A Gemini upstream's chunks, of `answers` candidates, relayed to a Gemini caller and written as `framing` says. */
+export function relayGeminiChunks(model: string, answers: number, framing: GeminiFraming = SSE_FRAMING): StreamStep<StreamPart, string> {
+  return framed(
+    framing,
+    relayNativeEvents({
+      render: ({ event, body }) => framing.chunk(nativeEventData(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD))),
+      ends: finishesGeminiAnswers(answers),
+      errorEvent: (message) => geminiErrorEvent(message, framing),
+    }),
+  );
 }
