@@ -64,8 +64,12 @@ const MESSAGE_DELTA = anthropicEvent({ type: "message_delta", delta: { stop_reas
 /** The prompt message_start counted: input_tokens plus the cache's reads and writes, 3,000 of them reads. */
 const ANTHROPIC_PROMPT = 1_200 + 3_000 + 500;
 
-const geminiChunk = (text: string) =>
-  `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text }] } }], usageMetadata: { promptTokenCount: 900, totalTokenCount: 900 }, modelVersion: "gemini" })}\r\n\r\n`;
+const geminiChunk = (text: string, last = false) =>
+  `data: ${JSON.stringify({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, ...(last ? { finishReason: "STOP" } : {}) }],
+    usageMetadata: last ? { promptTokenCount: 900, candidatesTokenCount: 12, totalTokenCount: 912 } : { promptTokenCount: 900, totalTokenCount: 900 },
+    modelVersion: "gemini",
+  })}\r\n\r\n`;
 
 /** The cost at PRICE_BODY with `cached` of the prompt's tokens at the cached price. */
 const costOf = (prompt: number, cached: number, output: number) =>
@@ -110,6 +114,12 @@ test("Gemini upstream, OpenAI caller who leaves after the first chunk: the promp
   gemini.setBehavior({ script: () => streamOf([geminiChunk("Hello")], "hold") });
   const row = await rowOf("/v1/chat/completions", streamed(GEMINI_MODEL), (text) => text.includes("Hello"));
   expect(row).toMatchObject({ status: 499, prompt_tokens: 900, completion_tokens: estimate("Hello"), cost_micros: costOf(900, 0, estimate("Hello")) });
+});
+
+test("Gemini upstream, OpenAI caller who leaves after the last chunk, before the body ends: the usage that chunk reported", async () => {
+  gemini.setBehavior({ script: () => streamOf([geminiChunk("Hello"), geminiChunk(" world", true)], "hold") });
+  const row = await rowOf("/v1/chat/completions", streamed(GEMINI_MODEL), (text) => text.includes("world"));
+  expect(row).toMatchObject({ status: 499, prompt_tokens: 900, completion_tokens: 12, cost_micros: costOf(900, 0, 12) });
 });
 
 test("an upstream that did not count the prompt up front: the prompt is estimated, as before", async () => {

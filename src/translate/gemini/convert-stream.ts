@@ -12,7 +12,9 @@ import { contentOfCandidate, finishReasonOfGemini, GeminiResponseSchema, usageFr
 
 /**
  * Upstream Gemini stream chunks -> canonical parts. Gemini sends each function call whole,
- * and usage on (at least) the last chunk; a stream without a finishReason for each of the
+ * and usage on (at least) the last chunk, given as soon as every answer has finished (the
+ * stream has no end event: a client that leaves before the body ends is billed by it, not by
+ * an estimate), else when the body ends; a stream without a finishReason for each of the
  * `answers` candidates asked for (candidateCount), or a blocked prompt, was cut short. With
  * `native`, each chunk is also given as it came (a native part), for a relay to a Gemini
  * caller. Several candidates' parts come interleaved, read by billing alone: only a Gemini
@@ -24,6 +26,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
   let finish: string | undefined;
   let finished = false;
   let usage: Usage | null = null;
+  let usageGiven = false;
   let toolCalls = 0;
   let failed = false;
   return {
@@ -59,6 +62,11 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
       }
       if (chunk.promptFeedback?.blockReason) finished = true;
       finish = finishReasonOfGemini(chunk) ?? finish;
+      // Only once every answer has finished is a chunk's count final.
+      if (finished && usage && chunk.usageMetadata) {
+        controller.enqueue({ type: "usage", usage });
+        usageGiven = true;
+      }
     },
     flush(controller) {
       if (failed) return;
@@ -66,7 +74,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
         controller.enqueue({ type: "error", message: "upstream stream ended before the response was complete" });
         return;
       }
-      if (usage) controller.enqueue({ type: "usage", usage });
+      if (usage && !usageGiven) controller.enqueue({ type: "usage", usage });
       controller.enqueue({ type: "finish", finishReason: mapGeminiFinishReason(finish, toolCalls > 0) });
     },
   };
