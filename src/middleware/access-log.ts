@@ -5,10 +5,11 @@ import type { Logger } from "../lib/logger.ts";
 
 /**
  * Bodies still being written when the head is sent, so the line's duration is to the head
- * only: Server-Sent Events, and speech, whose audio flows through as the upstream sends it.
+ * only: chat streams, which tell proxies not to buffer them (Server-Sent Events, and a Gemini
+ * caller's JSON array), and speech, whose audio flows through as the upstream sends it.
  */
-function isStreamed(contentType: string | null): boolean {
-  return contentType !== null && (contentType.startsWith("text/event-stream") || contentType.startsWith("audio/"));
+function isStreamed(headers: Headers): boolean {
+  return headers.get("x-accel-buffering") === "no" || headers.get("content-type")?.startsWith("audio/") === true;
 }
 
 /**
@@ -28,7 +29,7 @@ export function accessLog(log: Logger, now: () => number): MiddlewareHandler<App
       path: c.req.path,
       status,
       duration_ms: now() - startedAt,
-      stream: isStreamed(headers.get("content-type")) || undefined,
+      stream: isStreamed(headers) || undefined,
       request_id: c.get("requestId"),
       token_id: (c.get("principal") as Principal | undefined)?.tokenId,
       channel_id: channelId ?? undefined,

@@ -74,6 +74,18 @@ test("a stream is logged when its head is ready, before its body ends, and says 
   }
 });
 
+test("a Gemini caller's stream without ?alt=sse, one JSON array, says stream: true too", async () => {
+  const response = await gw.fetch(`/v1beta/models/${MODEL}:streamGenerateContent`, {
+    method: "POST",
+    headers: bearer(token.key),
+    body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hello" }] }] }),
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toStartWith("application/json");
+  await response.arrayBuffer();
+  expect(lineOf(response)).toMatchObject({ path: `/v1beta/models/${MODEL}:streamGenerateContent`, status: 200, stream: true });
+});
+
 test("a 401 has no token id; its path leaves out the query and the key in it", async () => {
   const response = await gw.fetch(`/v1/models?key=${QUERY_KEY}`);
   expect(response.status).toBe(401);
