@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { fixtureEvents, startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import { bearer } from "../helpers/common.ts";
+import { waitFor } from "../billing/_support.ts";
 
 /**
  * The overall deadline aborts a stream's upstream read: that is the gateway ending the
@@ -56,5 +57,6 @@ test("a stream that stalls after its finish chunk until the deadline ends with t
   const requestId = response.headers.get("x-request-id");
   const row = await gw.database.db.selectFrom("usage_logs").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow();
   expect(row.status).toBe(502);
-  expect(cancelled).toBe(true);
+  // The deadline aborted the upstream call; the upstream's server learns of it on its own time.
+  await waitFor("the upstream stream cancelled", () => cancelled, 2_000);
 });
