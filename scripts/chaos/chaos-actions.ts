@@ -1,0 +1,89 @@
+import type { GatewayProcess } from "../../test/billing/_support.ts";
+import { sleep } from "../../test/helpers/common.ts";
+import type { Fleet } from "./fleet.ts";
+import type { Operator } from "./admin-traffic.ts";
+import type { Random } from "./random.ts";
+import type { TrafficHooks } from "./traffic.ts";
+
+export interface ChaosPlan {
+  fleet: Fleet;
+  operator: Operator;
+  random: Random;
+  hooks: TrafficHooks;
+  /** How many instances to keep running. */
+  instances: number;
+  /** When the cycle's chaos ends. */
+  until: number;
+  /** Whether to kill every instance at once, in the middle of the cycle. */
+  killAll: boolean;
+  /** Whether to stall an instance (SIGSTOP) long enough to be taken for dead, early in the cycle. */
+  stall: boolean;
+}
+
+/** Waits this long for a whole success to kill on before a plain kill. */
+const SUCCESS_WAIT_MS = 3_000;
+
+/**
+ * Every 2-5 s until `until`, one blow to a random instance, then new instances up to the
+ * count: a SIGKILL (plain, right after a top-up or a price change was sent to it, at the
+ * receipt of a whole success, when a usage row written after the end of the response would
+ * still be uncommitted, or while it shuts down after a SIGTERM), or a SIGTERM; once, when
+ * asked, a stall (see Fleet.stall). Returns what was done.
+ */
+export async function runChaos(plan: ChaosPlan): Promise<string[]> {
+  const { fleet, random, until } = plan;
+  const done: string[] = [];
+  let killAllAt = plan.killAll ? Date.now() + (until - Date.now()) / 2 : Infinity;
+  let stall = plan.stall;
+  for (;;) {
+    await sleep(Math.min(random.int(2_000, 5_000), Math.max(0, until - Date.now())));
+    if (Date.now() >= until) return done;
+    if (stall && fleet.live.length > 1) {
+      stall = false;
+      void fleet.stall(fleet.pick(random)!);
+      done.push("stall");
+    } else if (Date.now() >= killAllAt) {
+      killAllAt = Infinity;
+      done.push(`SIGKILL to all ${await fleet.killAll()}`);
+    } else {
+      const victim = fleet.pick(random);
+      if (victim) done.push(await blow(plan, victim));
+    }
+    while (fleet.size < plan.instances) await fleet.start();
+  }
+}
+
+async function blow(plan: ChaosPlan, victim: GatewayProcess): Promise<string> {
+  const { fleet, random, operator } = plan;
+  const how = random.weighted({ kill: 35, killInTopUp: 15, killInPrice: 15, killOnSuccess: 15, term: 12, killInDrain: 8 });
+  if (how === "kill") {
+    await fleet.end(victim, "SIGKILL");
+  } else if (how === "killInTopUp" || how === "killInPrice") {
+    const sent = how === "killInTopUp" ? operator.topUp(victim) : operator.changePrice(victim);
+    await sleep(random.int(0, 8));
+    await fleet.end(victim, "SIGKILL");
+    await sent;
+  } else if (how === "killOnSuccess") {
+    const killed = new Promise<GatewayProcess>((resolve) => {
+      plan.hooks.onWholeSuccess = (gw) => {
+        plan.hooks.onWholeSuccess = undefined;
+        // Synchronously, at the receipt of the success.
+        void fleet.end(gw, "SIGKILL");
+        resolve(gw);
+      };
+    });
+    const gw = await Promise.race([killed, sleep(SUCCESS_WAIT_MS).then(() => null)]);
+    if (gw === null) {
+      plan.hooks.onWholeSuccess = undefined;
+      await fleet.end(victim, "SIGKILL");
+    }
+  } else if (how === "killInDrain") {
+    // SIGTERM, and SIGKILL while it drains, flushes, closes its leases or retires.
+    victim.proc.kill("SIGTERM");
+    await sleep(random.int(0, 400));
+    await fleet.end(victim, "SIGKILL");
+  } else {
+    await fleet.end(victim, "SIGTERM");
+  }
+  return how;
+}
