@@ -118,8 +118,10 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     }),
     draining: false,
   };
-  await reload();
+  // The counter first: a change another instance makes while this one loads is then seen
+  // at the first poll. Read after loading, it would be taken as already loaded, and never be.
   await services.changes.init();
+  await reload();
   // Before the clean-up, which drops the rows a retired instance left with its last levels.
   await rateExchange.seed();
   await instance.register();
