@@ -28,14 +28,13 @@ export class PriceStore {
     return [...this.#byModel.values()].sort((a, b) => a.model.localeCompare(b.model));
   }
 
-  /** Stores a model's price, replacing the previous one. */
-  async set(price: Price, now: number): Promise<void> {
+  /** Stores a model's price, replacing the previous one; served from the next `load`. */
+  async set(trx: Kysely<Database>, price: Price, now: number): Promise<void> {
     const row = priceToRow(price, now);
-    await this.db
+    await trx
       .insertInto("prices")
       .values(row)
       .onConflict((oc) => oc.column("model").doUpdateSet(row))
       .execute();
-    this.#byModel.set(price.model, price);
   }
 }

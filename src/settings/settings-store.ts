@@ -27,14 +27,13 @@ export class SettingsStore {
     this.#current = parsed.success ? parsed.output : DEFAULT_SETTINGS;
   }
 
-  /** Stores new settings and serves them from now on. */
-  async save(next: Settings, trx: Kysely<Database> = this.db): Promise<void> {
+  /** Stores new settings; served from the next `load`. */
+  async save(trx: Kysely<Database>, next: Settings): Promise<void> {
     const value_json = JSON.stringify(next);
     await trx
       .insertInto("settings")
       .values({ key: SETTINGS_KEY, value_json })
       .onConflict((oc) => oc.column("key").doUpdateSet({ value_json }))
       .execute();
-    this.#current = next;
   }
 }

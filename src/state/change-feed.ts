@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import { writeTransaction } from "../db/write-transaction.ts";
 
 /** Moved by every admin write. */
 const CACHE_EPOCH = "cache_epoch";
@@ -52,11 +53,21 @@ export class ChangeFeed {
     private readonly listeners: ChangeListeners,
   ) {}
 
-  /** Records a change made by this instance and reloads now. */
-  async bump(): Promise<void> {
-    await announceChange(this.db);
+  /**
+   * Runs an admin write and moves the change counter in one write transaction, then reloads
+   * this instance. Other instances reload only when the counter moves: a write committed
+   * without it (the process killed between the two, or the counter's write failing) was
+   * served by no instance but those that started after it, and a revoked key kept working.
+   */
+  async commit<T>(write: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    const result = await writeTransaction(this.db, async (trx) => {
+      const written = await write(trx);
+      await announceChange(trx);
+      return written;
+    });
     this.#seen.cache = (await this.#read()).cache;
     await this.listeners.reload();
+    return result;
   }
 
   /** Starts polling every `intervalMs`. */

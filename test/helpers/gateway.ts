@@ -70,11 +70,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   // Served by Bun.serve below, so a failed body is errored as the Bun runtime's host does it.
   const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
   // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
-  await database.db.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute();
-  await services.changes.bump();
+  await services.changes.commit((trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());
   // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
   if (!options.strictPricing && !services.settings.current.allow_unpriced_models) {
-    await services.settings.save({ ...services.settings.current, allow_unpriced_models: true });
+    await services.changes.commit((trx) => services.settings.save(trx, { ...services.settings.current, allow_unpriced_models: true }));
   }
   const app = createApp(services);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch, idleTimeout: 0 });

@@ -69,8 +69,7 @@ export function adminChannelRoutes(services: Services) {
         created_at: now,
         updated_at: now,
       };
-      await services.db.insertInto("channels").values(row).execute();
-      await services.changes.bump();
+      await services.changes.commit((trx) => trx.insertInto("channels").values(row).execute());
       return c.json(channelView(channelFromRow(row)), 201);
     })
     .patch("/channels/:id", async (c) => {
@@ -88,14 +87,12 @@ export function adminChannelRoutes(services: Services) {
       if (body.priority !== undefined) changes.priority = body.priority;
       if (body.weight !== undefined) changes.weight = body.weight;
       if (body.status !== undefined) changes.status = body.status;
-      const row = await services.db.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow();
-      await services.changes.bump();
+      const row = await services.changes.commit((trx) => trx.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow());
       return c.json(view(channelFromRow(row)));
     })
     .delete("/channels/:id", async (c) => {
       const existing = await findChannel(c.req.param("id"));
-      await services.db.deleteFrom("channels").where("id", "=", existing.id).execute();
-      await services.changes.bump();
+      await services.changes.commit((trx) => trx.deleteFrom("channels").where("id", "=", existing.id).execute());
       return c.json({ ...channelView(channelFromRow(existing)), deleted: true });
     });
 }

@@ -10,8 +10,7 @@ export function adminSettingsRoutes(services: Services) {
     .get("/settings", (c) => c.json(settingsView(services.settings.current)))
     .patch("/settings", async (c) => {
       const patch = parseOrThrow(SettingsPatchSchema, await readJsonBody(c.req.raw));
-      await services.settings.save(applySettingsPatch(services.settings.current, patch));
-      await services.changes.bump();
+      await services.changes.commit((trx) => services.settings.save(trx, applySettingsPatch(services.settings.current, patch)));
       return c.json(settingsView(services.settings.current));
     });
 }

@@ -77,7 +77,7 @@ export function adminTokenRoutes(services: Services) {
       const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();
       if (!user) throw notFound(`No user with id '${body.user_id}'`);
       if (body.expires_at != null && body.expires_at <= services.now()) throw badRequest("Invalid 'expires_at': must be in the future");
-      const { row, key } = await createToken(services.db, {
+      const { row, key } = await services.changes.commit((trx) => createToken(trx, {
         userId: body.user_id,
         name: body.name,
         role: body.role,
@@ -87,8 +87,7 @@ export function adminTokenRoutes(services: Services) {
         requestsPerMinute: body.requests_per_minute,
         tokensPerMinute: body.tokens_per_minute,
         now: services.now(),
-      });
-      await services.changes.bump();
+      }));
       return c.json({ ...view(row), key }, 201);
     })
     .patch("/tokens/:id", async (c) => {
@@ -103,22 +102,18 @@ export function adminTokenRoutes(services: Services) {
       if (body.models !== undefined) changes.models_json = body.models === null ? null : JSON.stringify(body.models);
       if (body.requests_per_minute !== undefined) changes.requests_per_minute = body.requests_per_minute;
       if (body.tokens_per_minute !== undefined) changes.tokens_per_minute = body.tokens_per_minute;
-      const row =
+      const row = await services.changes.commit((trx) =>
         Object.keys(changes).length === 0
-          ? existing
-          : await services.db.updateTable("tokens").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow();
-      await services.changes.bump();
+          ? Promise.resolve(existing)
+          : trx.updateTable("tokens").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
+      );
       return c.json(view(row));
     })
     .delete("/tokens/:id", async (c) => {
       const existing = await findToken(c.req.param("id"));
-      const row = await services.db
-        .updateTable("tokens")
-        .set({ status: "revoked" })
-        .where("id", "=", existing.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await services.changes.bump();
+      const row = await services.changes.commit((trx) =>
+        trx.updateTable("tokens").set({ status: "revoked" }).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
+      );
       return c.json(view(row));
     });
 }

@@ -74,7 +74,7 @@ export function adminUserRoutes(services: Services) {
     .patch("/users/:id", async (c) => {
       const body = parseOrThrow(UpdateUserSchema, await readJsonBody(c.req.raw));
       const id = c.req.param("id");
-      const user = await writeTransaction(services.db, async (trx) => {
+      const user = await services.changes.commit(async (trx) => {
         await findUser(trx, id);
         if (body.email !== undefined) await assertEmailFree(trx, body.email, id);
         return trx
@@ -84,7 +84,6 @@ export function adminUserRoutes(services: Services) {
           .returningAll()
           .executeTakeFirstOrThrow();
       });
-      await services.changes.bump();
       return c.json(userView(user));
     });
 }
