@@ -44,13 +44,8 @@ export class InstanceRegistry {
   }
 
   /** Records this instance as alive, and tells the others it is there. */
-  async register(): Promise<void> {
-    const at = this.now();
-    await this.db
-      .insertInto("instances")
-      .values({ id: this.id, host: this.identity.host, pid: this.identity.pid, started_at: at, heartbeat_at: at })
-      .execute();
-    await announceInstancesChanged(this.db);
+  register(): Promise<void> {
+    return writeTransaction(this.db, (trx) => this.#insertRecord(trx));
   }
 
   /** Counts the other live instances again (the change feed saw one register, retire or die). */
@@ -65,11 +60,12 @@ export class InstanceRegistry {
    * dropped its leases: it registers again and `onDeclaredDead` forgets them in memory.
    */
   async heartbeat(): Promise<number> {
-    const updated = await this.db.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) {
+    await writeTransaction(this.db, async (trx) => {
+      const updated = await trx.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) return;
       this.onDeclaredDead();
-      await this.register();
-    }
+      await this.#insertRecord(trx);
+    });
     return this.releaseOrphanedHolds();
   }
 
@@ -133,6 +129,15 @@ export class InstanceRegistry {
       await trx.deleteFrom("instances").where("id", "=", this.id).execute();
       await announceInstancesChanged(trx);
     });
+  }
+
+  async #insertRecord(trx: Kysely<Database>): Promise<void> {
+    const at = this.now();
+    await trx
+      .insertInto("instances")
+      .values({ id: this.id, host: this.identity.host, pid: this.identity.pid, started_at: at, heartbeat_at: at })
+      .execute();
+    await announceInstancesChanged(trx);
   }
 
   #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {

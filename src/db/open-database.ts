@@ -2,7 +2,7 @@ import LibsqlDatabase from "libsql";
 import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";
-import { syncSqlOver, type SyncSql } from "./sync-sql.ts";
+import { syncSqlOver, type NativeDatabase, type SyncSql } from "./sync-sql.ts";
 
 /** An open database: the typed query builder and the means to close it. */
 export interface OpenDatabase {
@@ -40,7 +40,7 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
   }
   // libsql's Database is better-sqlite3 compatible, the API Kysely's SQLite dialect drives,
   // but its declared types differ in detail, hence the cast.
-  const statements = withStatementCache(native as unknown as SqliteDatabase);
+  const statements = withStatementCache(native as unknown as SqliteDatabase & NativeDatabase);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   return { db, sql: syncSqlOver(native), remote: localPath === null, close: () => db.destroy() };
 }

@@ -14,16 +14,39 @@ interface NativeStatement {
   get(params: readonly unknown[]): unknown;
 }
 
+/** The part of a better-sqlite3-style database (libsql's) that SyncSql and the statement cache use. */
+export interface NativeDatabase {
+  prepare(sql: string): NativeStatement;
+  /** Prepares, runs and finalizes `sql` in one call: nothing is left unfinished, whatever the outcome. */
+  exec(sql: string): unknown;
+}
+
+/**
+ * Whether `sql` begins or ends a transaction (a savepoint's ROLLBACK TO aside): such texts
+ * run through `exec`, never as prepared statements. libsql leaves a prepared statement that
+ * failed with SQLITE_BUSY unfinished, and has no reset: a BEGIN IMMEDIATE that waited out
+ * the busy timeout (another process held the write lock) stayed unfinished until that same
+ * statement ran again, and meanwhile every COMMIT of the connection failed ("SQL statements
+ * in progress"): holds, settlements and heartbeats alike.
+ */
+export function isTransactionControl(sql: string): boolean {
+  return /^\s*(begin|commit|end|rollback)\b(?!\s+to\b)/i.test(sql);
+}
+
 /**
  * SyncSql over a better-sqlite3-style database (libsql). Each text is prepared once and kept
  * for the life of the connection: the callers pass a few fixed texts, so there is nothing to
- * evict, and `get` reads its one row without building a result array.
+ * evict, and `get` reads its one row without building a result array. Transaction control
+ * is executed instead (isTransactionControl).
  */
-export function syncSqlOver(database: { prepare(sql: string): NativeStatement }): SyncSql {
+export function syncSqlOver(database: NativeDatabase): SyncSql {
   const prepared = new Map<string, NativeStatement>();
-  const statement = (sql: string) => {
+  const statement = (sql: string): NativeStatement => {
     let found = prepared.get(sql);
-    if (!found) prepared.set(sql, (found = database.prepare(sql)));
+    if (!found) {
+      const executed = { run: () => (database.exec(sql), { changes: 0 }), get: () => (database.exec(sql), undefined) };
+      prepared.set(sql, (found = isTransactionControl(sql) ? executed : database.prepare(sql)));
+    }
     return found;
   };
   return {

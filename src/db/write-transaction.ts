@@ -6,6 +6,13 @@ import type { Database } from "./schema.ts";
  * deferred transaction that reads and then writes can fail at once with SQLITE_BUSY when
  * another process wrote in between; an immediate one waits out the busy timeout instead,
  * so read-check-write sequences (idempotency, balances) are safe across processes.
+ *
+ * Every write goes through here (or through a WriteTurn), never as a statement of its own:
+ * libsql leaves a statement that failed with SQLITE_BUSY unfinished (it has no reset), and
+ * a connection with an unfinished statement never commits what it writes outside an explicit
+ * transaction: a heartbeat that waited out the busy timeout kept the write lock from then
+ * on, and every instance sharing the database stalled. BEGIN is executed, not prepared
+ * (isTransactionControl), so one that fails leaves nothing unfinished.
  */
 export async function writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db);

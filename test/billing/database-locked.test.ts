@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
+import { chat, expectBooksBalanced, newAccount, startPricedLoopback } from "./_inprocess.ts";
+import { EXACT_COST_MICROS, exactCostBody } from "./_support.ts";
+
+/**
+ * Another connection holds the database's write lock for longer than the gateway's busy
+ * timeout (an instance stopped in the middle of a transaction: SIGSTOP, a paused container
+ * or VM; the chaos soak's stalls). What the gateway writes meanwhile fails; once the lock is
+ * free it must write again, and hold no lock itself. libsql leaves a statement that failed
+ * with SQLITE_BUSY unfinished (it has no reset): a connection with one never committed what
+ * it wrote outside an explicit transaction, so it kept the write lock for good, and its
+ * explicit transactions failed at COMMIT ("SQL statements in progress").
+ */
+
+const MODEL = "locked-model";
+/** The gateway's connection waits this long for the lock here instead of 10 s, so the test does not. */
+const BUSY_TIMEOUT_MS = 200;
+
+let loopback: Awaited<ReturnType<typeof startPricedLoopback>>;
+let gw: TestGateway;
+let holder: OpenDatabase;
+
+beforeAll(async () => {
+  loopback = await startPricedLoopback(MODEL);
+  gw = loopback.gw;
+  gw.database.sql.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, []);
+  holder = openDatabase(`file:${join(gw.dir, "gateway.db")}`);
+  holder.sql.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, []);
+});
+
+afterAll(async () => {
+  await holder.close();
+  await loopback.close();
+});
+
+/** Runs `write` while `holder` has the write lock (it fails, or answers an error), then frees the lock. */
+async function whileLocked(write: () => Promise<unknown>): Promise<void> {
+  holder.sql.run("BEGIN IMMEDIATE", []);
+  try {
+    await write().catch(() => {});
+  } finally {
+    holder.sql.run("COMMIT", []);
+  }
+}
+
+/** Whether another connection can take the write lock now: the gateway holds none. */
+function lockIsFree(): boolean {
+  try {
+    holder.sql.run("BEGIN IMMEDIATE", []);
+    holder.sql.run("COMMIT", []);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+type Account = Awaited<ReturnType<typeof newAccount>>;
+
+/** A top-up: a Kysely write transaction. */
+async function topUp(account: Account): Promise<number> {
+  return (await gw.admin("POST", "/v1/admin/topup", { user_id: account.id, amount: 0.01 })).status;
+}
+
+/** A priced request: its hold row and its settlement, each in a write turn's transaction. */
+async function request(account: Account): Promise<number> {
+  const response = await chat(gw, account.key, exactCostBody(MODEL));
+  await response.text();
+  return response.status;
+}
+
+/**
+ * What an instance writes, through Kysely's transactions or a write turn's. A statement
+ * left unfinished by one way failed the next commit of the other, so after the lock the
+ * other way writes first.
+ */
+const WRITES: { what: string; write: (account: Account) => Promise<unknown>; way: "kysely" | "turn" }[] = [
+  { what: "a heartbeat", write: () => gw.services.instance.heartbeat(), way: "kysely" },
+  { what: "an admin price change", write: () => gw.admin("POST", "/v1/admin/prices", { model: MODEL, input_per_million: 3, output_per_million: 15 }), way: "kysely" },
+  { what: "a request's hold", write: request, way: "turn" },
+];
+
+for (const { what, write, way } of WRITES) {
+  test(`${what} that waited out the busy timeout leaves the instance able to write, and holding no lock`, async () => {
+    const account = await newAccount(gw, 100 * EXACT_COST_MICROS);
+    await whileLocked(() => write(account));
+    const statuses = way === "kysely" ? [await request(account), await topUp(account)] : [await topUp(account), await request(account)];
+    expect(statuses).toEqual([200, 200]);
+    expect(lockIsFree()).toBe(true);
+    expect(await gw.services.instance.heartbeat()).toBe(0);
+    await expectBooksBalanced(gw);
+  });
+}
