@@ -60,13 +60,18 @@ export class LeaseBook {
   }
 
   /**
-   * A request drawn on the lease finished, committed or not: its hold no longer counts as in
-   * flight. Whatever it did not spend stays reserved until `spend` or `close` says otherwise,
-   * so a settlement that fails leaves the hold reserved and free, as the database has it.
+   * A request drawn on the lease finished: its hold no longer counts as in flight. Whatever
+   * it did not spend stays reserved until `spend` or `close` says otherwise. In a write job
+   * (its settlement) the journal undoes it, since a settlement rolled back is tried again;
+   * without one (a settlement given up), the hold stays reserved and free, as the database
+   * has it.
    */
-  release(userId: string, micros: number): void {
+  release(userId: string, micros: number, journal?: Journal): void {
     const lease = this.#leases.get(userId);
-    if (lease) lease.drawn = Math.max(0, lease.drawn - micros);
+    if (!lease) return;
+    const before = lease.drawn;
+    lease.drawn = Math.max(0, before - micros);
+    journal?.push(() => (lease.drawn = before));
   }
 
   /** Reserves `micros` more of the account for this instance and opens its lease. */

@@ -29,7 +29,7 @@ export function settleHolds(sql: SyncSql, settlements: readonly Settlement[], le
   const delta = new Map<string, { amount: number; spent: number; at: number; leaseSpent: number }>();
   for (const s of settlements) {
     let held = s.hold?.micros ?? 0;
-    if (s.hold?.leased) leases.release(s.userId, held);
+    if (s.hold?.leased) leases.release(s.userId, held, journal);
     if (held <= 0 && s.costMicros <= 0) continue;
     if (!balance.has(s.userId)) balance.set(s.userId, sql.get<{ balance_micros: number }>(SELECT_BALANCE, [s.userId])?.balance_micros);
     let current = balance.get(s.userId);

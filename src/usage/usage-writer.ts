@@ -7,20 +7,31 @@ import type { Hold } from "../billing/hold-batcher.ts";
 import type { LeaseBook } from "../billing/lease-book.ts";
 import type { SyncSql } from "../db/sync-sql.ts";
 import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
+import { isDatabaseBusy } from "../db/database-busy.ts";
 
 interface Pending {
   row: UsageLogInsert;
   /** Funds held for the request, released as its cost is charged. */
   hold: Hold | null;
+  /** Writes tried so far that found the database busy. */
+  busyAttempts: number;
   resolve(): void;
   reject(error: unknown): void;
 }
 
+/** Writes a settlement tries while the database stays busy (each waits out the busy timeout, 10 s) before it is given up. */
+const MAX_BUSY_ATTEMPTS = 6;
+/** Pause before a busy settlement is queued again. */
+const BUSY_RETRY_MS = 100;
+
 /**
  * Groups the usage rows of requests that finish in one event-loop turn, and the charges for
  * them, into one job of that turn's write transaction. `record` resolves once the row is
- * committed, so a route can hold the end of its response until then. Pending `last_used`
- * times are written by the periodic flush.
+ * committed, so a route can hold the end of its response until then. A write that found the
+ * database busy (another process held the write lock past the busy timeout) wrote nothing
+ * and is queued again, up to MAX_BUSY_ATTEMPTS: dropped, the request went unrecorded and
+ * unpaid after the upstream had served it, and its hold stayed reserved. Pending
+ * `last_used` times are written by the periodic flush.
  */
 export class UsageWriter {
   readonly #batch: TurnBatch<Pending, void>;
@@ -28,7 +39,7 @@ export class UsageWriter {
   constructor(
     private readonly turn: WriteTurn,
     private readonly lastUsed: LastUsedTracker,
-    leases: LeaseBook,
+    private readonly leases: LeaseBook,
     private readonly log: Logger,
   ) {
     this.#batch = new TurnBatch(turn, (sql, batch, journal) => writeRows(sql, batch, leases, journal), (batch, outcome) => {
@@ -36,14 +47,19 @@ export class UsageWriter {
         for (const pending of batch) pending.resolve();
         return;
       }
-      this.log.error("usage write failed", { rows: batch.length, error: String(outcome.error) });
-      for (const pending of batch) pending.reject(outcome.error);
+      const busy = isDatabaseBusy(outcome.error);
+      const again = batch.filter((pending) => busy && ++pending.busyAttempts < MAX_BUSY_ATTEMPTS);
+      if (again.length > 0) {
+        this.log.warn("usage write waits for a busy database", { rows: again.length });
+        setTimeout(() => again.forEach((pending) => this.#batch.push(pending)), BUSY_RETRY_MS);
+      }
+      if (again.length < batch.length) this.#giveUp(batch.filter((pending) => !again.includes(pending)), outcome.error);
     });
   }
 
   /** Queues one usage row and its settlement; resolves when both are committed. */
   record(row: UsageLogInsert, hold: Hold | null = null): Promise<void> {
-    return new Promise((resolve, reject) => this.#batch.push({ row, hold, resolve, reject }));
+    return new Promise((resolve, reject) => this.#batch.push({ row, hold, busyAttempts: 0, resolve, reject }));
   }
 
   /**
@@ -57,6 +73,15 @@ export class UsageWriter {
     return this.turn.run((sql) => {
       for (const [tokenId, time] of touched) sql.run(TOUCH_TOKEN, [time, tokenId]);
     });
+  }
+
+  /** Rejects settlements that will not be written; what they drew on a lease is no longer in flight, and stays reserved. */
+  #giveUp(batch: Pending[], error: unknown): void {
+    this.log.error("usage write failed", { rows: batch.length, error: String(error) });
+    for (const { row, hold, reject } of batch) {
+      if (hold?.leased) this.leases.release(row.user_id, hold.micros);
+      reject(error);
+    }
   }
 }
 

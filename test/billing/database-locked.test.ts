@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import type { TestGateway } from "../helpers/gateway.ts";
-import { chat, expectBooksBalanced, newAccount, startPricedLoopback } from "./_inprocess.ts";
-import { EXACT_COST_MICROS, exactCostBody } from "./_support.ts";
+import { chat, expectBooksBalanced, newAccount, onlyUsageRowOf, startPricedLoopback } from "./_inprocess.ts";
+import { EXACT_COST_MICROS, exactCostBody, sleep, waitFor } from "./_support.ts";
 
 /**
  * Another connection holds the database's write lock for longer than the gateway's busy
@@ -91,5 +91,37 @@ for (const { what, write, way } of WRITES) {
     expect(lockIsFree()).toBe(true);
     expect(await gw.services.instance.heartbeat()).toBe(0);
     await expectBooksBalanced(gw);
+  });
+}
+
+/**
+ * A request whose settlement meets the lock: the upstream has answered, the usage row and
+ * the settlement cannot be written. They are written once the lock is free, before the
+ * client gets its answer; the settlement used to be dropped with a 500, the request went
+ * unrecorded and unpaid, and its hold stayed reserved (a hold row, or the draw on a lease)
+ * for the life of the instance.
+ */
+for (const [how, holds] of [["a hold row", 100], ["a balance lease", 2_000]] as const) {
+  test(`a settlement that met the lock is written once it is free (${how})`, async () => {
+    const account = await newAccount(gw, holds * EXACT_COST_MICROS);
+    loopback.upstream.setBehavior({ delayMs: 300 });
+    try {
+      const seen = loopback.upstream.requests.length;
+      const pending = chat(gw, account.key, exactCostBody(MODEL));
+      await waitFor("the request at the upstream", () => loopback.upstream.requests.length > seen);
+      holder.sql.run("BEGIN IMMEDIATE", []);
+      // Long enough for the settlement to wait out the busy timeout at least once.
+      await sleep(4 * BUSY_TIMEOUT_MS + 300);
+      holder.sql.run("COMMIT", []);
+      const response = await pending;
+      expect(response.status).toBe(200);
+      const row = await onlyUsageRowOf(gw, response);
+      expect(row.status).toBe(200);
+      expect(row.cost_micros).toBeGreaterThan(0);
+      await gw.services.holds.closeIdleLeases(0);
+      expect(await gw.database.db.selectFrom("balance_leases").selectAll().execute()).toEqual([]);
+    } finally {
+      loopback.upstream.setBehavior({});
+    }
   });
 }

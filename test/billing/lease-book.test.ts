@@ -6,7 +6,7 @@ import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { LeaseBook } from "../../src/billing/lease-book.ts";
 import { settleHolds } from "../../src/billing/settle-holds.ts";
-import type { Journal } from "../../src/db/write-turn.ts";
+import { undo, type Journal } from "../../src/db/write-turn.ts";
 
 /** LeaseBook and settleHolds against a real migrated database, one statement at a time. */
 
@@ -101,4 +101,24 @@ test("a batch of leased requests of one account: each gets its hold and settle r
     { kind: "hold", amount_micros: -100, balance_after_micros: 740, reference: "req_3" },
     { kind: "settle", amount_micros: -50, balance_after_micros: 690, reference: "req_3" },
   ]);
+});
+
+test("a settlement rolled back and tried again releases its draw on the lease once", () => {
+  const leases = new LeaseBook(() => "inst_a", () => now);
+  leases.extend(database.sql, "u1", 600, []);
+  expect(leases.draw("u1", 100)).toBe(true);
+  expect(leases.draw("u1", 100)).toBe(true);
+  const first = { userId: "u1", requestId: "req_1", hold: { micros: 100, leased: true }, costMicros: 100, startedAt: 1, at: 2 };
+  // The first try's transaction is rolled back (a busy database): its journal is undone.
+  const journal: Journal = [];
+  database.sql.run("SAVEPOINT try", []);
+  settleHolds(database.sql, [first], leases, journal);
+  database.sql.run("ROLLBACK TO try", []);
+  database.sql.run("RELEASE try", []);
+  undo(journal);
+  settleHolds(database.sql, [first], leases, []);
+  // The other request is still in flight: closing keeps its 100 reserved, and gives back the rest.
+  expect(leases.close(database.sql, "u1", [])).toBe(600 - 100 - 100);
+  expect(leaseRow()).toEqual({ amount_micros: 100, open: 0 });
+  expect(ledgerSum()).toBe(balance());
 });
