@@ -3,10 +3,12 @@ import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../lib/logger.ts";
 import { errorBody, GatewayError, type ErrorStatus } from "./gateway-error.ts";
 import { requestIdHeaders } from "../middleware/request-id.ts";
+import { isDatabaseBusy } from "../db/database-busy.ts";
 
 /**
  * The one place errors become responses, in the spec's shape. A GatewayError's message is
- * shown as is; anything else is logged (without request data) and shown as a generic 500.
+ * shown as is; a busy database is a 503 to retry; anything else is logged (without request
+ * data) and shown as a generic 500.
  */
 export function renderError(error: unknown, c: Context, log: Logger): Response {
   let gatewayError: GatewayError;
@@ -16,6 +18,11 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     // Hono's own 4xx (e.g. a malformed body in its parsers).
     const status = (error.status in { 400: 1, 404: 1, 413: 1 } ? error.status : 400) as ErrorStatus;
     gatewayError = new GatewayError(status, error.message || "Bad request");
+  } else if (isDatabaseBusy(error)) {
+    // Another process held the database's write lock past the busy timeout: nothing was
+    // written (a hold not taken, a settlement given up), and a later try can succeed.
+    log.warn("database busy", { path: c.req.path });
+    gatewayError = new GatewayError(503, "The gateway's database is busy; retry shortly", { "retry-after": "1" });
   } else {
     // Name and code only: messages of database errors can quote SQL or values.
     const code = (error as { code?: unknown } | null)?.code;

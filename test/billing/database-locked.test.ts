@@ -94,6 +94,19 @@ for (const { what, write, way } of WRITES) {
   });
 }
 
+test("a request whose hold meets the lock is refused with a 503 to retry, and nothing is held or charged", async () => {
+  const account = await newAccount(gw, 100 * EXACT_COST_MICROS);
+  let response: Response | undefined;
+  await whileLocked(async () => {
+    response = await chat(gw, account.key, exactCostBody(MODEL));
+  });
+  expect(response!.status).toBe(503);
+  expect(response!.headers.get("retry-after")).toBe("1");
+  expect((await response!.json()).error.type).toBe("unavailable");
+  await expectBooksBalanced(gw);
+  expect(await gw.database.db.selectFrom("usage_logs").selectAll().where("user_id", "=", account.id).execute()).toEqual([]);
+});
+
 /**
  * A request whose settlement meets the lock: the upstream has answered, the usage row and
  * the settlement cannot be written. They are written once the lock is free, before the
