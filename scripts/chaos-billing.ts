@@ -14,7 +14,8 @@
  * (sometimes while a top-up or a price change is in flight, at the receipt of a whole
  * success, or while it shuts down) or stopped with SIGTERM, and a new one started; once, all
  * are killed at once; every other cycle one is stopped (SIGSTOP) for longer than the registry
- * takes to find it dead, then resumed. At the end of each cycle the traffic stops, a live
+ * takes to find it dead, then resumed, or the database's write lock is held for longer than
+ * the instances' busy timeout, as by an instance stopped inside a transaction. At the end of each cycle the traffic stops, a live
  * instance's registry pass is awaited, and scripts/chaos/invariants.ts holds the database to
  * what the clients saw; at the end, with every instance stopped, once more.
  *
@@ -104,9 +105,9 @@ while (Date.now() + 5_000 < deadline - FINAL_RESERVE_MS) {
   // Once in the soak, past 40% of it, every instance at once.
   const killAll: boolean = !killedAll && Date.now() - startedAt > 0.4 * seconds * 1_000;
   killedAll ||= killAll;
-  // Every other cycle, from the second on: a stall takes 21 s, a third of a default soak.
-  const stall = cycles % 2 === 0;
-  const actions = await runChaos({ fleet, operator, random, hooks, instances, until: cycleEnd, killAll, stall });
+  // Every other cycle, from the second on, a stall: a SIGSTOP takes 21 s, a third of a default soak.
+  const stall = cycles % 2 === 1 ? null : cycles % 4 === 2 ? "sigstop" : "lock";
+  const actions = await runChaos({ fleet, operator, random, hooks, instances, until: cycleEnd, killAll, stall, dir });
   await fleet.resumed();
   stopped = true;
   await traffic;

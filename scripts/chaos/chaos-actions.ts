@@ -1,3 +1,5 @@
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import type { GatewayProcess } from "../../test/billing/_support.ts";
 import { sleep } from "../../test/helpers/common.ts";
 import type { Fleet } from "./fleet.ts";
@@ -16,9 +18,18 @@ export interface ChaosPlan {
   until: number;
   /** Whether to kill every instance at once, in the middle of the cycle. */
   killAll: boolean;
-  /** Whether to stall an instance (SIGSTOP) long enough to be taken for dead, early in the cycle. */
-  stall: boolean;
+  /**
+   * Early in the cycle, a stall: an instance stopped (SIGSTOP) long enough to be taken for
+   * dead, or the database's write lock held past the instances' busy timeout, as by an
+   * instance stopped inside a transaction.
+   */
+  stall: "sigstop" | "lock" | null;
+  /** The folder of the database, for the lock. */
+  dir: string;
 }
+
+/** Longer than the gateway's busy timeout (10 s). */
+const LOCK_MS = 12_000;
 
 /** Waits this long for a whole success to kill on before a plain kill. */
 const SUCCESS_WAIT_MS = 3_000;
@@ -28,7 +39,7 @@ const SUCCESS_WAIT_MS = 3_000;
  * count: a SIGKILL (plain, right after a top-up or a price change was sent to it, at the
  * receipt of a whole success, when a usage row written after the end of the response would
  * still be uncommitted, or while it shuts down after a SIGTERM), or a SIGTERM; once, when
- * asked, a stall (see Fleet.stall). Returns what was done.
+ * asked, a stall (Fleet.stall, or the write lock held). Returns what was done.
  */
 export async function runChaos(plan: ChaosPlan): Promise<string[]> {
   const { fleet, random, until } = plan;
@@ -38,8 +49,12 @@ export async function runChaos(plan: ChaosPlan): Promise<string[]> {
   for (;;) {
     await sleep(Math.min(random.int(2_000, 5_000), Math.max(0, until - Date.now())));
     if (Date.now() >= until) return done;
-    if (stall && fleet.live.length > 1) {
-      stall = false;
+    if (stall === "lock") {
+      stall = null;
+      await holdWriteLock(plan.dir);
+      done.push("write lock held 12 s");
+    } else if (stall === "sigstop" && fleet.live.length > 1) {
+      stall = null;
       void fleet.stall(fleet.pick(random)!);
       done.push("stall");
     } else if (Date.now() >= killAllAt) {
@@ -50,6 +65,19 @@ export async function runChaos(plan: ChaosPlan): Promise<string[]> {
       if (victim) done.push(await blow(plan, victim));
     }
     while (fleet.size < plan.instances) await fleet.start();
+  }
+}
+
+/** Takes the database's write lock from this process and keeps it for LOCK_MS. */
+async function holdWriteLock(dir: string): Promise<void> {
+  const db = new Database(join(dir, "gateway.db"));
+  try {
+    db.exec("PRAGMA busy_timeout = 10000");
+    db.exec("BEGIN IMMEDIATE");
+    await sleep(LOCK_MS);
+    db.exec("COMMIT");
+  } finally {
+    db.close();
   }
 }
 
