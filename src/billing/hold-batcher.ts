@@ -1,6 +1,7 @@
 import type { SyncSql } from "../db/sync-sql.ts";
 import { TurnBatch, type Journal, type WriteTurn } from "../db/write-turn.ts";
 import type { Logger } from "../lib/logger.ts";
+import { isDatabaseBusy } from "../db/database-busy.ts";
 import { DEBIT_BALANCE, INSERT_HOLD, INSERT_LEDGER, SELECT_HEADROOM } from "./billing-sql.ts";
 import { LeaseBook } from "./lease-book.ts";
 
@@ -61,7 +62,8 @@ export class HoldBatcher {
         return;
       }
       const { error } = outcome;
-      this.log.error("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
+      // A busy database is an outage of another process's making, answered 503: not this one's fault.
+      this.log[isDatabaseBusy(error) ? "warn" : "error"]("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
       for (const pending of batch) pending.reject(error);
     });
   }
