@@ -87,7 +87,8 @@ function checkRequests(db: SqliteReader, observations: Observations, expect: Exp
 
 /**
  * Each account: balance = its top-ups - the costs of its usage rows, total spent = those
- * costs, and the balance never below zero by more than what requests cost beyond their holds.
+ * costs, and after every ledger row (in the order written) the balance below zero by no more
+ * than what the requests settled so far cost beyond their holds: the documented overdraft.
  */
 function checkAccounts(db: SqliteReader, accounts: readonly Account[], expect: Expect): void {
   for (const account of accounts) {
@@ -97,9 +98,16 @@ function checkAccounts(db: SqliteReader, accounts: readonly Account[], expect: E
     expect(user.balance === topUps - costs, () => `${account.name}: balance ${user.balance} != top-ups ${topUps} - costs ${costs}`);
     expect(user.spent === costs, () => `${account.name}: total spent ${user.spent} != costs ${costs}`);
     // A settlement that took more than its hold (or whose hold a crash refunded) is the documented overdraft.
-    const excess = (db.query("select coalesce(-sum(amount_micros), 0) as n from ledger where user_id = ? and kind = 'settle' and amount_micros < 0").get(account.userId) as { n: number }).n;
-    const lowest = (db.query("select coalesce(min(balance_after_micros), 0) as n from ledger where user_id = ?").get(account.userId) as { n: number }).n;
-    expect(lowest >= -excess, () => `${account.name}: balance went to ${lowest}, below the overdraft bound -${excess}`);
+    const worst = db
+      .query(
+        `select balance_after_micros as balance, excess from (
+           select rowid, balance_after_micros, sum(case when kind = 'settle' and amount_micros < 0 then -amount_micros else 0 end)
+             over (order by rowid rows unbounded preceding) as excess
+           from ledger where user_id = ?)
+         order by balance_after_micros + excess limit 1`,
+      )
+      .get(account.userId) as { balance: number; excess: number } | null;
+    if (worst) expect(worst.balance >= -worst.excess, () => `${account.name}: balance went to ${worst.balance}, below the overdraft bound -${worst.excess} of the settlements before`);
   }
 }
 
