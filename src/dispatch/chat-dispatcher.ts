@@ -19,6 +19,15 @@ import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut
  */
 const ANSWER_WAIT_MS = 1_000;
 
+/**
+ * A stream's usage when the upstream reported none: the prompt as the upstream counted it up
+ * front, else estimated, and what was streamed at about 4 characters a token. (A broken stream
+ * that gave the caller nothing of an answer costs nothing, and does not come here.)
+ */
+function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, streamedLength: number): Usage {
+  return { ...(prompt ?? { inputTokens: estimatePromptTokens(request) }), outputTokens: tokensOfLength(streamedLength) };
+}
+
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
   constructor(private readonly deps: UpstreamDeps) {}
@@ -75,10 +84,7 @@ export class ChatDispatcher {
         const broken = failed || end === "failed";
         return meter.finish({
           status: broken ? 502 : end === "cancelled" ? 499 : 200,
-          // Without reported usage, what was streamed is counted (about 4 characters a token),
-          // and the prompt is as the upstream counted it up front, else estimated; a broken
-          // stream that gave the caller nothing of an answer costs nothing.
-          usage: reported ?? (broken && streamedLength === 0 ? null : { ...(prompt ?? { inputTokens: estimatePromptTokens(request) }), outputTokens: tokensOfLength(streamedLength) }),
+          usage: reported ?? (broken && streamedLength === 0 ? null : unreportedUsage(request, prompt, streamedLength)),
           channelId: served.channel.id,
         });
       },
