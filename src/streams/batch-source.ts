@@ -1,4 +1,5 @@
 import type { StepOutput, StreamStep } from "./stream-step.ts";
+import { readAhead, type BodyReader } from "./read-ahead.ts";
 
 /**
  * A pull source of items in batches, one batch per upstream delivery, so what arrived
@@ -33,8 +34,11 @@ const CONNECTION_BROKEN = { done: true, value: undefined } as const;
 /** How long the rest of a body is read after its end event, so the connection can be reused, before it is dropped. */
 const DRAIN_AFTER_END_MS = 2_000;
 
+/** How much of a body is read ahead of the caller (see readAhead): far more than a chat answer's events. */
+const READ_AHEAD_BYTES = 256 * 1024;
+
 /** Reads what is left of a body in the background; cancels it if it has not ended within `ms`. */
-function drainBody(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): void {
+function drainBody(reader: BodyReader, ms: number): void {
   const timer = setTimeout(() => reader.cancel().catch(() => {}), ms);
   const next = (): Promise<void> => reader.read().then(({ done }) => (done ? undefined : next()));
   next().catch(() => {}).finally(() => clearTimeout(timer));
@@ -52,7 +56,7 @@ function drainBody(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number):
  * an upstream that keeps the connection open after it no longer holds the caller.
  */
 export function readThroughStep<T>(body: ReadableStream<Uint8Array>, step: StreamStep<string, T>, aborted: AbortSignal): BatchSource<T> {
-  const reader = body.getReader();
+  const reader = readAhead(body, READ_AHEAD_BYTES);
   const decoder = new TextDecoder();
   let batch: T[] = [];
   const output: StepOutput<T> = { enqueue: (item) => void batch.push(item) };

@@ -100,6 +100,13 @@ export interface LoopbackBehavior<R extends RecordedRequest = RecordedRequest> {
    */
   streamEnd: "end" | "abort";
   /**
+   * Stream only, with streamEnd "abort": the connection drops once this settles, instead of
+   * 10 ms after the last piece. A test that asserts what the caller saw before the drop
+   * settles it from the caller's side: when a connection resets, Bun's fetch discards the
+   * bytes its reader has not taken yet, so a fixed delay races the gateway's reads.
+   */
+  dropWhen?: Promise<unknown>;
+  /**
    * Stream only: writes the fixture in pieces of this many bytes (splitting multi-byte UTF-8
    * characters and lines), yielding to the event loop between pieces; 0 writes event by event.
    */
@@ -118,7 +125,7 @@ export function isErrorStatus(status: number): boolean {
 /** An SSE response replaying the fixture `name` as `behavior` says (events, pieces, cut, end). */
 export function replaySse(
   name: string,
-  behavior: Pick<LoopbackBehavior, "chunkDelayMs" | "cutAfterEvents" | "streamEnd" | "byteChunkSize" | "headers">,
+  behavior: Pick<LoopbackBehavior, "chunkDelayMs" | "cutAfterEvents" | "streamEnd" | "dropWhen" | "byteChunkSize" | "headers">,
   headers: Record<string, string>,
 ): Response {
   const encoder = new TextEncoder();
@@ -143,7 +150,7 @@ export function replaySse(
         controller.enqueue(piece);
       }
       if (behavior.streamEnd === "abort") {
-        await sleep(10);
+        await (behavior.dropWhen ?? sleep(10));
         // No reason given: Bun then drops the connection without logging an error.
         controller.error();
       } else {

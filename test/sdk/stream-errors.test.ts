@@ -18,31 +18,42 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-/** Cuts each upstream's text stream after a few text events, before any finish. */
-function cutUpstream(kind: RemoteKind, end: "end" | "abort") {
-  if (kind === "openai") world.upstreams.openai.setBehavior({ streamFixture: "openai-chat-stream-truncated.sse", streamEnd: end });
+/**
+ * Cuts each upstream's text stream after a few text events, before any finish. A dropped
+ * connection drops once `dropWhen` settles: after the caller has seen text, so that what the
+ * test asserts on does not race the reset (see LoopbackBehavior.dropWhen).
+ */
+function cutUpstream(kind: RemoteKind, end: "end" | "abort", dropWhen: Promise<unknown>) {
+  const drop = end === "abort" ? { dropWhen } : {};
+  if (kind === "openai") world.upstreams.openai.setBehavior({ streamFixture: "openai-chat-stream-truncated.sse", streamEnd: end, ...drop });
   // message_start, content_block_start, ping, two text deltas.
-  if (kind === "anthropic") world.upstreams.anthropic.setBehavior({ cutAfterEvents: 5, streamEnd: end });
+  if (kind === "anthropic") world.upstreams.anthropic.setBehavior({ cutAfterEvents: 5, streamEnd: end, ...drop });
   // Two text chunks, no finishReason.
-  if (kind === "gemini") world.upstreams.gemini.setBehavior({ cutAfterEvents: 2, streamEnd: end });
+  if (kind === "gemini") world.upstreams.gemini.setBehavior({ cutAfterEvents: 2, streamEnd: end, ...drop });
 }
 
-/** Streams through `caller`'s SDK until it ends or throws; the text seen and the error. */
-async function streamUntilError(caller: CallerName, model: string): Promise<{ text: string; error: any }> {
+/**
+ * Streams through `caller`'s SDK until it ends or throws; the text seen and the error.
+ * `onText` is called each time more text arrives.
+ */
+async function streamUntilError(caller: CallerName, model: string, onText: () => void = () => {}): Promise<{ text: string; error: any }> {
   let text = "";
+  const add = (delta: string) => {
+    if (delta === "") return;
+    text += delta;
+    onText();
+  };
   try {
     if (caller === "openai") {
       const stream = await world.openai.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], stream: true });
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      for await (const chunk of stream) add(chunk.choices[0]?.delta.content ?? "");
     } else if (caller === "anthropic") {
       const stream = world.anthropic.messages.stream({ model, max_tokens: 128, messages: [{ role: "user", content: "Hi" }] });
-      stream.on("text", (delta) => {
-        text += delta;
-      });
+      stream.on("text", add);
       await stream.finalMessage();
     } else {
       const stream = await world.genai.models.generateContentStream({ model, contents: "Hi" });
-      for await (const chunk of stream) text += (chunk.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
+      for await (const chunk of stream) add((chunk.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join(""));
     }
   } catch (error) {
     return { text, error };
@@ -54,8 +65,9 @@ describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => 
   for (const kind of REMOTE_KINDS) {
     for (const end of ["end", "abort"] as const) {
       test(`${kind} upstream stream ${end === "end" ? "ends early" : "drops the connection"}: the SDK raises its error after the partial text`, async () => {
-        cutUpstream(kind, end);
-        const { text, error } = await streamUntilError(caller, MODELS[kind]);
+        const sawText = Promise.withResolvers<void>();
+        cutUpstream(kind, end, sawText.promise);
+        const { text, error } = await streamUntilError(caller, MODELS[kind], sawText.resolve);
         expect(error).not.toBeNull();
         if (caller === "openai") expect(error).toBeInstanceOf(OpenAI.APIError);
         if (caller === "anthropic") expect(error).toBeInstanceOf(Anthropic.APIError);
