@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import type { Channel } from "../../src/channels/channel.ts";
 import { ChannelBreaker } from "../../src/dispatch/channel-breaker.ts";
-import { withFailover } from "../../src/dispatch/with-failover.ts";
+import { backoffDelayMs, MAX_BACKOFF_MS, withFailover } from "../../src/dispatch/with-failover.ts";
 import { GatewayError } from "../../src/errors/gateway-error.ts";
 import { UpstreamError } from "../../src/upstreams/upstream-error.ts";
 
@@ -55,4 +55,14 @@ test("the deadline passed with the client still there: 504", async () => {
   deadline.abort();
   const run = withFailover(CHANNELS, async () => "never", { signal: deadline.signal, clientSignal: new AbortController().signal, breaker: breaker() });
   expect(await statusOf(run)).toBe(504);
+});
+
+test("the pause between attempts doubles from the base, is jittered, and stops growing at MAX_BACKOFF_MS", () => {
+  const middle = () => 0.5;
+  expect([1, 2, 3, 4].map((attempts) => backoffDelayMs(attempts, 25, middle))).toEqual([25, 50, 100, 200]);
+  // Ten failed channels in: 25 * 2^9 = 12.8 s uncapped.
+  expect(backoffDelayMs(10, 25, middle)).toBe(MAX_BACKOFF_MS);
+  expect(backoffDelayMs(10, 25, () => 0)).toBe(MAX_BACKOFF_MS / 2);
+  expect(backoffDelayMs(10, 25, () => 0.999)).toBeCloseTo(MAX_BACKOFF_MS * 1.499);
+  expect(backoffDelayMs(1, 25, () => 0)).toBe(12.5);
 });
