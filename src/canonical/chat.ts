@@ -180,8 +180,11 @@ export type StreamPart =
   | { type: "usage"; usage: Usage }
   /** `stopSequence` as in ChatResponse. */
   | { type: "finish"; finishReason: FinishReason; stopSequence?: string }
-  /** The upstream failed after the stream began; the caller's format renders its own error event. */
-  | { type: "error"; message: string };
+  /**
+   * The upstream failed after the stream began; the caller's format renders its own error
+   * event. `status`: the HTTP status the upstream's own error event stands for, when it named one.
+   */
+  | { type: "error"; message: string; status?: number };
 
 /** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */
 export function partsWithRefusal(response: ChatResponse): ContentPart[] {

@@ -21,8 +21,11 @@ const WAIT_OVER = Symbol("wait over");
  * A stream that fails before that has shown the caller nothing, so it rejects with an
  * UpstreamError and the next channel is tried as after a failure before the headers: an
  * upstream that answers 200 and then breaks, or sends its error as the first event, no longer
- * ends the caller's stream at once, and counts against its channel. Past `waitMs` it lets go
- * of the stream, so a model that thinks for long still gets its response head and keep-alives.
+ * ends the caller's stream at once, and counts against its channel. An error event that names
+ * its status (an error object's code or type) counts as that status: a prompt too long for
+ * the model is the caller's 400, final, and an upstream's rate limit its 429. Past `waitMs`
+ * it lets go of the stream, so a model that thinks for long still gets its response head and
+ * keep-alives.
  */
 export async function holdUntilAnswer(source: BatchSource<StreamPart>, waitMs: number): Promise<BatchSource<StreamPart>> {
   const held: StreamPart[] = [];
@@ -41,8 +44,9 @@ export async function holdUntilAnswer(source: BatchSource<StreamPart>, waitMs: n
       }
       const answered = batch.findIndex(isAnswer);
       const failure = batch.find((part, i) => part.type === "error" && (answered === -1 || i < answered));
-      // The supervisor has already stopped the upstream read.
-      if (failure?.type === "error") throw new UpstreamError("protocol", failure.message);
+      // The supervisor has already stopped the upstream read. An error event that named its
+      // status counts as that status answered before the headers: a 400 is the caller's.
+      if (failure?.type === "error") throw new UpstreamError(failure.status ? "status" : "protocol", failure.message, failure.status);
       held.push(...batch);
       if (answered !== -1) break;
     }

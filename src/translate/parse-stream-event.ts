@@ -1,4 +1,6 @@
 import * as v from "valibot";
+import type { StreamPart } from "../canonical/chat.ts";
+import { errorObjectStatus } from "./error-event-status.ts";
 
 /** An upstream stream event: its JSON as sent, and what the schema read from it. */
 export interface ParsedStreamEvent<T> {
@@ -24,13 +26,24 @@ export function parseStreamEvent<S extends v.GenericSchema>(schema: S, data: str
   return parsed.success ? { json: json as Record<string, unknown>, value: parsed.output } : null;
 }
 
-/** Why an event parseStreamEvent refused ends the stream: the provider's own message when it sent an error object. */
-export function unusableEventMessage(data: string): string {
+/**
+ * The error part for an event parseStreamEvent refused, which ends the stream: with the
+ * provider's own message, and the status its error object stands for, when it sent one.
+ */
+export function unusableEventPart(data: string): Extract<StreamPart, { type: "error" }> {
+  let error: { message?: unknown } | undefined;
   try {
-    const message = (JSON.parse(data) as { error?: { message?: unknown } } | null)?.error?.message;
-    if (typeof message === "string" && message !== "") return `upstream error: ${message.slice(0, 500)}`;
+    error = (JSON.parse(data) as { error?: { message?: unknown } } | null)?.error;
   } catch {
     // not JSON: malformed
   }
-  return "upstream sent a malformed stream event";
+  const message = error?.message;
+  if (typeof message !== "string" || message === "") return { type: "error", message: "upstream sent a malformed stream event" };
+  return providerErrorPart(`upstream error: ${message.slice(0, 500)}`, error);
+}
+
+/** An error part saying `message`, with the status the provider's error object `error` stands for, when it names one. */
+export function providerErrorPart(message: string, error: unknown): Extract<StreamPart, { type: "error" }> {
+  const status = errorObjectStatus(error);
+  return status === undefined ? { type: "error", message } : { type: "error", message, status };
 }

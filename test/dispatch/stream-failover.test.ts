@@ -162,3 +162,27 @@ async function expectChargedNothing(response: Response): Promise<void> {
   const row = await usageRowOf(response);
   expect({ status: row.status, cost: row.cost, prompt_tokens: row.prompt_tokens }).toEqual({ status: 502, cost: 0, prompt_tokens: 0 });
 }
+
+/** An openai upstream whose stream is only `error`, an error object, after its 200. */
+const erroringFirst = (error: Record<string, unknown>) => scripted(() => new Response(`data: ${JSON.stringify({ error })}\n\n`, { headers: SSE }));
+
+test("an error event first that is the caller's own (a prompt past the context window) is their 400: no other channel is tried", async () => {
+  const tooLong = await erroringFirst({ message: "This model's maximum context length is 8192 tokens", type: "invalid_request_error", code: "context_length_exceeded" });
+  upstreams.push(tooLong);
+  const { model } = await failingThenHealthy("openai", tooLong);
+  for (const [caller, call] of Object.entries(CALLERS)) {
+    const response = await call(model);
+    expect({ caller, status: response.status, attempts: response.headers.get("x-gateway-attempts") }).toEqual({ caller, status: 400, attempts: "1" });
+    expect(await response.text()).toContain("maximum context length is 8192 tokens");
+    const row = await usageRowOf(response);
+    expect({ status: row.status, cost: row.cost }).toEqual({ status: 400, cost: 0 });
+  }
+  expect(tooLong.calls()).toBe(3);
+});
+
+test("a rate limit sent as the first event is the upstream's 429: alone, the caller gets 429 with Retry-After", async () => {
+  const limited = await erroringFirst({ message: "Rate limit reached for requests", type: "rate_limit_error", code: 429 });
+  const response = await CALLERS.openai!(await pricedModelAlone(limited));
+  expect(response.status).toBe(429);
+  expect(response.headers.get("retry-after")).toBe("1");
+});

@@ -3,7 +3,7 @@ import type { FinishReason, PromptUsage, StreamPart, Usage } from "../../canonic
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { parseStreamEvent, providerErrorPart, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
@@ -49,7 +49,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
       const parsed = parseStreamEvent(EventSchema, sse.data);
       if (!parsed) {
         stopped = true;
-        controller.enqueue({ type: "error", message: unusableEventMessage(sse.data) });
+        controller.enqueue(unusableEventPart(sse.data));
         return;
       }
       const event = parsed.value;
@@ -97,7 +97,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           break;
         case "error":
           stopped = true;
-          controller.enqueue({ type: "error", message: event.error?.message ?? "upstream reported an error mid-stream" });
+          controller.enqueue(providerErrorPart(event.error?.message ?? "upstream reported an error mid-stream", event.error));
           break;
       }
     },

@@ -3,7 +3,7 @@ import type { SseEvent } from "../../streams/sse.ts";
 import { geminiErrorEvent } from "./error-event.ts";
 import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
@@ -35,7 +35,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
       const parsed = parseStreamEvent(GeminiResponseSchema, event.data);
       if (!parsed) {
         failed = true;
-        controller.enqueue({ type: "error", message: unusableEventMessage(event.data) });
+        controller.enqueue(unusableEventPart(event.data));
         return;
       }
       if (native) controller.enqueue({ type: "native", event, body: parsed.json });

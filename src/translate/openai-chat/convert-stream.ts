@@ -3,7 +3,7 @@ import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
-import { parseStreamEvent, unusableEventMessage } from "../parse-stream-event.ts";
+import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { toOpenAiFinishReason } from "./map-finish-reason.ts";
@@ -72,7 +72,7 @@ export function decodeOpenAiChunks(now: () => number, native = false, answers = 
       }
       const parsed = parseStreamEvent(ChunkSchema, event.data);
       if (!parsed) {
-        controller.enqueue({ type: "error", message: unusableEventMessage(event.data) });
+        controller.enqueue(unusableEventPart(event.data));
         done = true;
         return;
       }
