@@ -146,4 +146,17 @@ describe("the wire format", () => {
     expect(error).toMatchObject({ type: "invalid_request_error", code: 400 });
     expect((await gw.admin("GET", "/v1/admin/usage?limit=1")).body.total).toBe(before);
   });
+
+  const other = { model: "models/other", content: { parts: [{ text: "x" }] } };
+  const empty = { content: { parts: [{ text: "" }] } };
+  test.each([
+    ["batchEmbedContents", "requests[1].model", { requests: [{ content: { parts: [{ text: "y" }] } }, other] }],
+    ["embedContent", "model", other],
+    ["batchEmbedContents", "requests[0].content", { requests: [empty] }],
+    ["embedContent", "content", empty],
+  ])(":%s names the field at fault as its body has it: '%s'", async (method, field, body) => {
+    const response = await postJson(gw, gw.demoKey, `/v1beta/models/demo-embed:${method}`, body);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toStartWith(`Invalid '${field}':`);
+  });
 });

@@ -37,10 +37,15 @@ const BatchEmbedContentsSchema = v.looseObject({
   ),
 });
 
+/** Where a field of request `index` is in the body: under `requests[i]` in a batch, at the top of a single request. */
+function fieldPath(batch: boolean, index: number, field: string): string {
+  return batch ? `requests[${index}].${field}` : field;
+}
+
 /** The text of one content: its parts joined by newlines, since a canonical input is one string. */
-function textOf(request: EmbedContent, index: number): string {
+function textOf(request: EmbedContent, path: string): string {
   const text = request.content.parts.map((part) => part.text).join("\n");
-  if (text.length === 0) throw badRequest(`Invalid 'requests[${index}].content': the text to embed is empty`);
+  if (text.length === 0) throw badRequest(`Invalid '${path}': the text to embed is empty`);
   return text;
 }
 
@@ -54,7 +59,7 @@ export async function serveGeminiEmbeddings(c: Context<AppEnv>, services: Servic
   const requests = batch ? parseOrThrow(BatchEmbedContentsSchema, body).requests : [parseOrThrow(EmbedContentSchema, body)];
   requests.forEach((request, index) => {
     if (request.model !== undefined && request.model.replace(/^models\//, "") !== model) {
-      throw badRequest(`Invalid 'requests[${index}].model': '${request.model}' is not the model of the URL, 'models/${model}'`);
+      throw badRequest(`Invalid '${fieldPath(batch, index, "model")}': '${request.model}' is not the model of the URL, 'models/${model}'`);
     }
   });
   const dimensions = requests[0]!.outputDimensionality;
@@ -65,7 +70,7 @@ export async function serveGeminiEmbeddings(c: Context<AppEnv>, services: Servic
   const { vectors, meta } = await serveEmbeddings(
     c,
     services,
-    { model, inputs: requests.map(textOf), ...(dimensions === undefined ? {} : { dimensions }) },
+    { model, inputs: requests.map((request, index) => textOf(request, fieldPath(batch, index, "content"))), ...(dimensions === undefined ? {} : { dimensions }) },
     unforwarded,
   );
   const embeddings = vectors.map((values) => ({ values }));
