@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { call, expectError, expectInteger } from "./_helpers.ts";
 
@@ -61,6 +64,33 @@ describe("settings", () => {
     expect(after.system_name).toBe("Acme Gateway");
     expect(after.features).toEqual({ ...before.features, registration_enabled: !before.features.registration_enabled });
     expect(after.rate_limits).toEqual(before.rate_limits);
+  });
+
+  test("concurrent PATCHes of different fields both stay", async () => {
+    const [first, second] = await Promise.all([
+      gw.admin("PATCH", "/v1/admin/settings", { system_name: "Concurrent A" }),
+      gw.admin("PATCH", "/v1/admin/settings", { rate_limits: { requests_per_minute: 4_321 } }),
+    ]);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const after = (await gw.admin("GET", "/v1/admin/settings")).body;
+    expect({ name: after.system_name, rpm: after.rate_limits.requests_per_minute }).toEqual({ name: "Concurrent A", rpm: 4_321 });
+  });
+
+  test("a PATCH on an instance that has not yet seen another's keeps the other's change", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gateway-settings-"));
+    const one = await startTestGateway({ dir });
+    // Not polling: it serves the settings it loaded at start until its own PATCH reloads them.
+    const other = await startTestGateway({ dir });
+    try {
+      expect((await other.admin("PATCH", "/v1/admin/settings", { system_name: "Named on the other" })).status).toBe(200);
+      expect((await one.admin("GET", "/v1/admin/settings")).body.system_name).not.toBe("Named on the other");
+      const patched = await one.admin("PATCH", "/v1/admin/settings", { features: { registration_enabled: false } });
+      expect({ name: patched.body.system_name, registration: patched.body.features.registration_enabled }).toEqual({ name: "Named on the other", registration: false });
+    } finally {
+      await other.close({ keepFiles: true });
+      await one.close({ keepFiles: true });
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   for (const [label, patch] of [

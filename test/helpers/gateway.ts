@@ -73,7 +73,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   await services.changes.commit((trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());
   // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
   if (!options.strictPricing && !services.settings.current.allow_unpriced_models) {
-    await services.changes.commit((trx) => services.settings.save(trx, { ...services.settings.current, allow_unpriced_models: true }));
+    await services.changes.commit((trx) => services.settings.update(trx, (stored) => ({ ...stored, allow_unpriced_models: true })));
   }
   const app = createApp(services);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch, idleTimeout: 0 });
