@@ -127,6 +127,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const database = openDatabase(config.databaseUrl, config.databaseAuthToken);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
+  database.waitForWriteLockBetweenTurns();
   const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);

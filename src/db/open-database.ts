@@ -3,6 +3,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import type { Database } from "./schema.ts";
 import { withStatementCache } from "./statement-cache.ts";
 import { syncSqlOver, type NativeDatabase, type SyncSql } from "./sync-sql.ts";
+import { BUSY_HANDLER_MS, WRITE_LOCK_WAIT_MS, waitForWriteLockBetweenTurns } from "./write-lock-wait.ts";
 
 /** An open database: the typed query builder and the means to close it. */
 export interface OpenDatabase {
@@ -11,6 +12,13 @@ export interface OpenDatabase {
   sql: SyncSql;
   /** Whether the URL names a remote libSQL server (sqld, Turso) rather than a local file. */
   remote: boolean;
+  /**
+   * From now on a write that finds another connection's write lock waits for it between
+   * event-loop turns, `totalMs` in all (see withWriteLock), not inside SQLite's busy handler,
+   * which holds the event loop. Called once the start's migrations are done. A remote
+   * database has no local lock: nothing changes.
+   */
+  waitForWriteLockBetweenTurns(totalMs?: number): void;
   close(): Promise<void>;
 }
 
@@ -32,7 +40,7 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
   const native = localPath === null ? new LibsqlDatabase(remoteUrl, remoteOptions) : new LibsqlDatabase(localPath);
   if (localPath !== null) {
     native.exec("PRAGMA journal_mode = WAL");
-    native.exec("PRAGMA busy_timeout = 10000");
+    native.exec(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`);
     // WAL with synchronous=NORMAL stays consistent after a crash; only the last commits
     // before a power loss (not a process kill) can be lost.
     native.exec("PRAGMA synchronous = NORMAL");
@@ -42,5 +50,10 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
   // but its declared types differ in detail, hence the cast.
   const statements = withStatementCache(native as unknown as SqliteDatabase & NativeDatabase);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  return { db, sql: syncSqlOver(native), remote: localPath === null, close: () => db.destroy() };
+  const waitForWriteLock = (totalMs = WRITE_LOCK_WAIT_MS) => {
+    if (localPath === null) return;
+    native.exec(`PRAGMA busy_timeout = ${BUSY_HANDLER_MS}`);
+    waitForWriteLockBetweenTurns(db, totalMs);
+  };
+  return { db, sql: syncSqlOver(native), remote: localPath === null, waitForWriteLockBetweenTurns: waitForWriteLock, close: () => db.destroy() };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
+import { withWriteLock } from "./write-lock-wait.ts";
 
 /** Synchronous prepared statements on the same connection Kysely drives. */
 export interface SyncSql {
@@ -63,20 +64,26 @@ export function syncSqlOver(database: NativeDatabase): SyncSql {
  * priced request's CPU, and these few statement texts never change.
  */
 export function syncWriteTransaction<T>(db: Kysely<Database>, sql: SyncSql, onRollback: () => void, fn: (sql: SyncSql) => T): Promise<T> {
-  return db.connection().execute(async () => {
-    sql.run("BEGIN IMMEDIATE", []);
-    try {
-      const result = fn(sql);
-      sql.run("COMMIT", []);
-      return result;
-    } catch (error) {
+  return withWriteLock(db, (beginFailed) =>
+    db.connection().execute(async () => {
       try {
-        sql.run("ROLLBACK", []);
-      } catch {
-        // Already rolled back by SQLite (for example after SQLITE_FULL); nothing to undo.
+        sql.run("BEGIN IMMEDIATE", []);
+      } catch (error) {
+        throw beginFailed(error);
       }
-      onRollback();
-      throw error;
-    }
-  });
+      try {
+        const result = fn(sql);
+        sql.run("COMMIT", []);
+        return result;
+      } catch (error) {
+        try {
+          sql.run("ROLLBACK", []);
+        } catch {
+          // Already rolled back by SQLite (for example after SQLITE_FULL); nothing to undo.
+        }
+        onRollback();
+        throw error;
+      }
+    }),
+  );
 }

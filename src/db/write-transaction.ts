@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "./schema.ts";
+import { withWriteLock } from "./write-lock-wait.ts";
 
 /**
  * Runs `fn` in a transaction that takes the write lock at BEGIN (BEGIN IMMEDIATE). A plain
@@ -16,16 +17,20 @@ import type { Database } from "./schema.ts";
  */
 export async function writeTransaction<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return fn(db);
-  return db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection);
-    try {
-      const result = await fn(connection);
-      await sql`commit`.execute(connection);
-      return result;
-    } catch (error) {
-      await sql`rollback`.execute(connection).catch(() => {});
-      throw error;
-    }
-  });
+  return withWriteLock(db, (beginFailed) =>
+    db.connection().execute(async (connection) => {
+      await sql`begin immediate`.execute(connection).catch((error: unknown) => {
+        throw beginFailed(error);
+      });
+      try {
+        const result = await fn(connection);
+        await sql`commit`.execute(connection);
+        return result;
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => {});
+        throw error;
+      }
+    }),
+  );
 }
 

@@ -16,7 +16,7 @@ import { EXACT_COST_MICROS, exactCostBody, sleep, waitFor } from "./_support.ts"
  */
 
 const MODEL = "locked-model";
-/** The gateway's connection waits this long for the lock here instead of 10 s, so the test does not. */
+/** The gateway's writes wait this long for the lock here instead of 10 s, so the test does not. */
 const BUSY_TIMEOUT_MS = 200;
 
 let loopback: Awaited<ReturnType<typeof startPricedLoopback>>;
@@ -26,7 +26,7 @@ let holder: OpenDatabase;
 beforeAll(async () => {
   loopback = await startPricedLoopback(MODEL);
   gw = loopback.gw;
-  gw.database.sql.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, []);
+  gw.database.waitForWriteLockBetweenTurns(BUSY_TIMEOUT_MS);
   holder = openDatabase(`file:${join(gw.dir, "gateway.db")}`);
   holder.sql.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, []);
 });
@@ -93,6 +93,32 @@ for (const { what, write, way } of WRITES) {
     await expectBooksBalanced(gw);
   });
 }
+
+test("while a write waits for the lock the gateway goes on serving, reads too, and the write goes through once it is free", async () => {
+  const account = await newAccount(gw, 100 * EXACT_COST_MICROS);
+  // Longer than this test needs, so the top-up waits rather than fails.
+  gw.database.waitForWriteLockBetweenTurns(30_000);
+  let toppedUp = false;
+  holder.sql.run("BEGIN IMMEDIATE", []);
+  try {
+    const topUpStatus = topUp(account).finally(() => {
+      toppedUp = true;
+    });
+    // The top-up is at its BEGIN by now: SQLite's busy handler used to hold the event loop
+    // there until its timeout, and these waited for it to fail.
+    await sleep(50);
+    expect((await gw.fetch("/health")).status).toBe(200);
+    expect((await gw.fetch("/ready")).status).toBe(200);
+    expect(toppedUp).toBe(false);
+    holder.sql.run("COMMIT", []);
+    expect(await topUpStatus).toBe(200);
+  } finally {
+    if (!toppedUp) holder.sql.run("COMMIT", []);
+    gw.database.waitForWriteLockBetweenTurns(BUSY_TIMEOUT_MS);
+  }
+  expect((await gw.admin("GET", `/v1/admin/users/${account.id}`)).body.balance).toBeCloseTo(100 * EXACT_COST_MICROS / 1e6 + 0.01, 6);
+  await expectBooksBalanced(gw);
+});
 
 test("a request whose hold meets the lock is refused with a 503 to retry, and nothing is held or charged", async () => {
   const account = await newAccount(gw, 100 * EXACT_COST_MICROS);

@@ -65,6 +65,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const database = openDatabase(config.databaseUrl);
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
+  database.waitForWriteLockBetweenTurns();
   // Gateways in one test process must not take each other for a predecessor with the same pid.
   const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
   // Served by Bun.serve below, so a failed body is errored as the Bun runtime's host does it.
