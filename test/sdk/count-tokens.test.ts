@@ -127,6 +127,49 @@ describe("genai SDK: ai.models.countTokens", () => {
   });
 });
 
+describe("OpenAI SDK: client.responses.inputTokens.count (POST /v1/responses/input_tokens)", () => {
+  const count = (model: string, extra: Record<string, unknown> = {}) =>
+    world.openai.responses.inputTokens.count({ model, instructions: SYSTEM, input: PROMPT, ...extra }).withResponse();
+
+  test("anthropic channel: instructions as the system prompt and the input go to count_tokens; the count in OpenAI's shape", async () => {
+    const before = (await world.gw.admin("GET", "/v1/admin/usage?limit=1")).body.total;
+    const { data, response } = await count(MODELS.anthropic);
+    expect(data).toEqual({ object: "response.input_tokens", input_tokens: ANTHROPIC_COUNT });
+    expect(response.headers.get("x-gateway-attempts")).toBe("1");
+    // Counting stores nothing, so the store warning of /v1/responses does not apply.
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    const received = onlyRequest(world, "anthropic");
+    expect(received.path).toBe("/v1/messages/count_tokens");
+    expect(received.body).toEqual({ model: UPSTREAM_MODELS.anthropic, system: SYSTEM, messages: [{ role: "user", content: [{ type: "text", text: PROMPT }] }] });
+    // Providers do not charge for counting: no usage row.
+    expect((await world.gw.admin("GET", "/v1/admin/usage?limit=1")).body.total).toBe(before);
+  });
+
+  test("gemini channel: :countTokens of the mapped model, tools included", async () => {
+    const tool = { type: "function" as const, name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.parameters, strict: false };
+    const { data } = await count(MODELS.gemini, { tools: [tool] });
+    expect(data.input_tokens).toBe(GEMINI_COUNT);
+    const received = onlyRequest(world, "gemini");
+    expect(received.action).toBe("countTokens");
+    expect(received.body.generateContentRequest.systemInstruction).toEqual({ parts: [{ text: SYSTEM }] });
+    expect(received.body.generateContentRequest.tools[0].functionDeclarations[0].name).toBe(WEATHER.name);
+  });
+
+  test("openai channel: the gateway's estimate, with the warning, and no upstream call", async () => {
+    const { data, response } = await count(MODELS.openai);
+    expect(data.input_tokens).toBe(ESTIMATE);
+    expect(response.headers.get("x-gateway-warnings")).toContain("estimated by the gateway");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+
+  test("a stored response to continue is refused with 400, as on /v1/responses; no upstream is called", async () => {
+    const error = await count(MODELS.anthropic, { previous_response_id: "resp_123" }).catch((e) => e);
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("previous_response_id");
+    expect(world.upstreams.anthropic.requests).toHaveLength(0);
+  });
+});
+
 /** POSTs a countTokens body the way Gemini's REST docs show it (the SDK sends only `contents`), the key in `?key=`. */
 function restCount(model: string, body: unknown): Promise<Response> {
   return world.gw.fetch(`/v1beta/models/${model}:countTokens?key=${world.key}`, {

@@ -139,3 +139,12 @@ export const ResponsesRequestSchema = v.looseObject({
 });
 
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
+
+/**
+ * POST /v1/responses/input_tokens: the prompt part of a Responses body. Sampling, output
+ * length and streaming are not part of a prompt; the stored state it cannot have is refused
+ * as on /v1/responses.
+ */
+export const InputTokensRequestSchema = v.pick(ResponsesRequestSchema, [
+  "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "previous_response_id", "conversation", "prompt",
+]);
