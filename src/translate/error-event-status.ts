@@ -11,13 +11,12 @@ export function errorObjectStatus(error: unknown): number | undefined {
   if (error === null || typeof error !== "object") return undefined;
   const { code, status, type } = error as { code?: unknown; status?: unknown; type?: unknown };
   if (typeof code === "number" && Number.isInteger(code) && code >= 400 && code <= 599) return code;
-  if (typeof status === "string" && status in GOOGLE_STATUSES) return GOOGLE_STATUSES[status];
-  if (typeof type === "string" && type in ERROR_TYPES) return ERROR_TYPES[type];
-  return undefined;
+  // Maps, so an upstream's "constructor" or "toString" finds nothing rather than Object's own.
+  return (typeof status === "string" ? GOOGLE_STATUSES.get(status) : undefined) ?? (typeof type === "string" ? ERROR_TYPES.get(type) : undefined);
 }
 
 /** Anthropic's error types, and OpenAI's where they differ in name. */
-const ERROR_TYPES: Record<string, number> = {
+const ERROR_TYPES = new Map(Object.entries({
   invalid_request_error: 400,
   authentication_error: 401,
   billing_error: 402,
@@ -31,10 +30,10 @@ const ERROR_TYPES: Record<string, number> = {
   // OpenAI's names
   insufficient_quota: 429,
   server_error: 500,
-};
+}));
 
 /** Google's canonical status names, as Gemini's error objects carry them. */
-const GOOGLE_STATUSES: Record<string, number> = {
+const GOOGLE_STATUSES = new Map(Object.entries({
   INVALID_ARGUMENT: 400,
   FAILED_PRECONDITION: 400,
   OUT_OF_RANGE: 400,
@@ -46,4 +45,4 @@ const GOOGLE_STATUSES: Record<string, number> = {
   UNKNOWN: 500,
   UNAVAILABLE: 503,
   DEADLINE_EXCEEDED: 504,
-};
+}));

@@ -20,6 +20,7 @@ test("Gemini's status names, and the error types of Anthropic and OpenAI", () =>
 
 test("nothing for an unknown type, or what is not an error object", () => {
   expect(errorObjectStatus({ type: "something_new", message: "?" })).toBeUndefined();
+  expect(errorObjectStatus({ type: "constructor", status: "toString" })).toBeUndefined();
   expect(errorObjectStatus("Overloaded")).toBeUndefined();
   expect(errorObjectStatus(null)).toBeUndefined();
   expect(errorObjectStatus(undefined)).toBeUndefined();
