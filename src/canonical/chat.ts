@@ -13,6 +13,16 @@ export type ContentPart =
   | { type: "tool_call"; id: string; name: string; arguments: string }
   | { type: "tool_result"; toolCallId: string; content: string; isError?: boolean };
 
+/**
+ * The model's thinking before its answer, as far as the upstream shows it: Anthropic's
+ * thinking blocks, Gemini's thought summaries, the `reasoning_content` of OpenAI-compatible
+ * servers. Only answers have it: a caller's record of earlier thinking is replay (Untranslated).
+ */
+export type ReasoningPart = { type: "reasoning"; text: string };
+
+/** A part of an answer: content, or the thinking that came before it. */
+export type AnswerPart = ContentPart | ReasoningPart;
+
 export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   parts: ContentPart[];
@@ -48,6 +58,24 @@ export interface SamplingParams {
   frequencyPenalty?: number;
   presencePenalty?: number;
   seed?: number;
+}
+
+/**
+ * How hard the model is to think, on the scale every format maps to: OpenAI's
+ * reasoning_effort (its `xhigh` is `max`), Anthropic's effort, Gemini's thinkingLevel.
+ * `none`: not at all.
+ */
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "max";
+
+/**
+ * What the caller asked of the model's thinking. `budgetTokens` comes from a format that
+ * counts it (Anthropic's budget_tokens, Gemini's thinkingBudget) and goes to an upstream that
+ * takes a count; another gets the effort it stands for. Neither set: thinking on, its amount
+ * the model's own choice (Anthropic's adaptive thinking without an effort, Gemini's budget -1).
+ */
+export interface ReasoningRequest {
+  effort?: ReasoningEffort;
+  budgetTokens?: number;
 }
 
 /** The wire formats the gateway speaks on both sides. */
@@ -101,6 +129,13 @@ export interface ChatRequest {
   /** False when the caller wants at most one tool call per turn. */
   parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
+  reasoning?: ReasoningRequest;
+  /**
+   * Whether the caller's answer shows the model's thinking (reasoning parts): what its format
+   * does when asked (Anthropic's thinking on, Gemini's includeThoughts); OpenAI chat callers
+   * always get it, in `reasoning_content`, as OpenAI-compatible servers send it.
+   */
+  showReasoning: boolean;
   /**
    * The caller's id for its end user, by which a provider tells an abusive user from the
    * application serving them; `field` is where the caller put it, for a warning.
@@ -136,8 +171,8 @@ export interface ChatResponse {
   id: string;
   model: string;
   created: number;
-  /** Text and tool-call parts, in order. */
-  content: ContentPart[];
+  /** Reasoning, text and tool-call parts, in order. */
+  content: AnswerPart[];
   finishReason: FinishReason;
   /**
    * With finishReason "refusal", the model's words for why it declined, when it gave some
@@ -151,7 +186,7 @@ export interface ChatResponse {
    * candidateCount): their caller, of the upstream's format, reads them in `native`; here they
    * are counted in the estimate of an upstream that reports no usage. A refusal's words are text.
    */
-  otherAnswers?: ContentPart[][];
+  otherAnswers?: AnswerPart[][];
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
@@ -172,6 +207,8 @@ export type StreamPart =
    */
   | { type: "start"; id: string; model: string; created: number; prompt?: PromptUsage }
   | { type: "text-delta"; text: string }
+  /** A piece of the model's thinking (ReasoningPart), streamed. */
+  | { type: "reasoning-delta"; text: string }
   /** A piece of a refusal's words (ChatResponse.refusal), streamed. */
   | { type: "refusal-delta"; text: string }
   /** The first fragment of tool call `index`, with its id and name. */
@@ -187,12 +224,12 @@ export type StreamPart =
   | { type: "error"; message: string; status?: number };
 
 /** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */
-export function partsWithRefusal(response: ChatResponse): ContentPart[] {
+export function partsWithRefusal(response: ChatResponse): AnswerPart[] {
   return response.refusal ? [...response.content, { type: "text", text: response.refusal }] : response.content;
 }
 
 /** The text of a message's text parts, joined. */
-export function textOf(parts: readonly ContentPart[]): string {
+export function textOf(parts: readonly AnswerPart[]): string {
   let text = "";
   for (const part of parts) if (part.type === "text") text += part.text;
   return text;

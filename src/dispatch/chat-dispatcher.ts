@@ -1,4 +1,4 @@
-import { partsWithRefusal, type ChatRequest, type ChatResponse, type ContentPart, type PromptUsage, type Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type Usage } from "../canonical/chat.ts";
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
@@ -73,7 +73,7 @@ export class ChatDispatcher {
       deadline: { signal: served.deadline, client: signal },
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
-        else if (part.type === "text-delta" || part.type === "refusal-delta") streamedLength += part.text.length;
+        else if (part.type === "text-delta" || part.type === "refusal-delta" || part.type === "reasoning-delta") streamedLength += part.text.length;
         else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
         else if (part.type === "error") failed = true;
         else if (part.type === "start") prompt = part.prompt;
@@ -99,7 +99,7 @@ export class ChatDispatcher {
    * counting.
    */
   async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<TokenCount>> {
-    const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, endUser: undefined, stream: false };
+    const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, reasoning: undefined, endUser: undefined, stream: false };
     const served = await this.#serve(prompt, signal, (adapter, call) => adapter.countTokens(prompt, call));
     served.release();
     return served;
@@ -139,9 +139,9 @@ function estimateUsage(request: ChatRequest, response: ChatResponse): Usage {
   return { inputTokens: estimatePromptTokens(request), outputTokens: tokensOfLength(length) };
 }
 
-/** The characters an answer wrote: its text and its tool calls' arguments. */
-function outputLength(parts: readonly ContentPart[]): number {
+/** The characters an answer wrote: its reasoning, its text and its tool calls' arguments. */
+function outputLength(parts: readonly AnswerPart[]): number {
   let length = 0;
-  for (const part of parts) length += part.type === "text" ? part.text.length : part.type === "tool_call" ? part.arguments.length : 0;
+  for (const part of parts) length += part.type === "text" || part.type === "reasoning" ? part.text.length : part.type === "tool_call" ? part.arguments.length : 0;
   return length;
 }

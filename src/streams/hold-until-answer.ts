@@ -4,13 +4,20 @@ import type { BatchSource } from "./batch-source.ts";
 
 /**
  * Parts that are the answer itself; what comes before them (its id, its prompt's size, native
- * framing) is not. An Anthropic caller's own content_block_delta counts too, whatever it
- * carries: a thinking model's first words are thinking deltas, which have no canonical part,
- * and holding them would delay the caller's first byte by the whole wait.
+ * framing) is not. A thinking model's first words are its reasoning: holding them would delay
+ * the caller's first byte by the whole wait. An Anthropic caller's own content_block_delta
+ * counts too, whatever it carries (a signature, a citation).
  */
 function isAnswer(part: StreamPart): boolean {
   if (part.type === "native") return part.event.event === "content_block_delta";
-  return part.type === "text-delta" || part.type === "refusal-delta" || part.type === "tool-call-start" || part.type === "tool-call-delta" || part.type === "finish";
+  return (
+    part.type === "text-delta" ||
+    part.type === "reasoning-delta" ||
+    part.type === "refusal-delta" ||
+    part.type === "tool-call-start" ||
+    part.type === "tool-call-delta" ||
+    part.type === "finish"
+  );
 }
 
 const WAIT_OVER = Symbol("wait over");

@@ -30,6 +30,7 @@ const OPENAI: CarriedFields = {
   response_format: true,
   user: true,
   safety_identifier: true,
+  reasoning_effort: true,
 };
 
 const ANTHROPIC: CarriedFields = {
@@ -45,8 +46,8 @@ const ANTHROPIC: CarriedFields = {
   tools: true,
   tool_choice: true,
   metadata: { user_id: (value) => typeof value === "string" },
-  // effort (how hard the model thinks) has no field in the canonical form.
-  output_config: { format: true },
+  thinking: true,
+  output_config: { format: true, effort: true },
 };
 
 /** Response MIME types the canonical form can express (plain text, or JSON). */
@@ -70,6 +71,7 @@ const GEMINI: CarriedFields = {
     responseMimeType: carriedMimeType,
     responseSchema: true,
     responseJsonSchema: true,
+    thinkingConfig: true,
   },
 };
 
@@ -89,6 +91,7 @@ const RESPONSES: CarriedFields = {
   temperature: true,
   top_p: true,
   text: { format: true },
+  reasoning: { effort: true },
   stream: true,
   store: true,
   user: true,

@@ -102,13 +102,13 @@ describe("x-gateway-warnings", () => {
     expect(await warningsOf({ store: false, temperature: 0.2, top_p: 0.9, max_output_tokens: 50, truncation: "disabled", include: [] })).toBe("");
   });
 
-  test("reasoning, include, metadata, truncation auto, prompt_cache_key, an unknown field: named, on every upstream kind", async () => {
+  test("reasoning.summary, include, metadata, truncation auto, prompt_cache_key, an unknown field: named, on every upstream kind", async () => {
     for (const model of [MODELS.openai, MODELS.anthropic, MODELS.gemini, MODELS.mock]) {
       const warnings = await warningsOf(
-        { store: false, reasoning: { effort: "low" }, include: ["message.output_text.logprobs"], metadata: { team: "a" }, truncation: "auto", prompt_cache_key: "k", frobnicate: 1 },
+        { store: false, reasoning: { effort: "low", summary: "auto" }, include: ["message.output_text.logprobs"], metadata: { team: "a" }, truncation: "auto", prompt_cache_key: "k", frobnicate: 1 },
         model,
       );
-      for (const field of ["reasoning", "include", "metadata", "truncation", "prompt_cache_key", "frobnicate"]) expect(warnings).toContain(`${field}: not passed on`);
+      for (const field of ["reasoning.summary", "include", "metadata", "truncation", "prompt_cache_key", "frobnicate"]) expect(warnings).toContain(`${field}: not passed on`);
     }
     // Not sent on, either, to an openai upstream, which is sent a chat completion.
     const body = world.upstreams.openai.requests.at(-1)!.body;

@@ -134,13 +134,15 @@ describe("anthropic caller -> openai and gemini upstreams", () => {
     expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: citySchema, strict: true } });
   });
 
-  test("output_config.effort, which has no counterpart, is named in x-gateway-warnings; the format is not", async () => {
+  test("output_config.effort goes as the openai upstream's reasoning_effort, beside the format, with no warning", async () => {
     const { response } = await world.anthropic.messages
       .create({ model: MODELS.openai, max_tokens: 100, messages: hello, output_config: { effort: "low", format: { type: "json_schema", schema: citySchema } } })
       .withResponse();
-    expect(warningsOf(response)).toContain("output_config.effort: not passed on: only an upstream of the anthropic format takes it");
-    expect(warningsOf(response)).not.toContain("output_config.format");
-    expect(onlyRequest(world, "openai").body).not.toHaveProperty("output_config");
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    const body = onlyRequest(world, "openai").body;
+    expect(body).not.toHaveProperty("output_config");
+    expect(body.reasoning_effort).toBe("low");
+    expect(body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: citySchema, strict: true } });
   });
 
   test("an anthropic upstream gets output_config as sent, effort and all, with no warning", async () => {

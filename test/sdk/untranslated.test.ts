@@ -21,8 +21,8 @@ beforeEach(() => world.reset());
 /** An assistant turn as Anthropic returns it with extended thinking and a tool call, sent back with its result. */
 const thinkingHistory = (model: string): Anthropic.MessageCreateParamsNonStreaming => ({
   model,
-  max_tokens: 1024,
-  thinking: { type: "enabled", budget_tokens: 512 } as any,
+  max_tokens: 2048,
+  thinking: { type: "enabled", budget_tokens: 1024 },
   tools: [{ name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }],
   messages: [
     { role: "user", content: "Weather in Paris?" },

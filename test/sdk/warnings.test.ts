@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import type Anthropic from "@anthropic-ai/sdk";
 import { bearer } from "../helpers/gateway.ts";
 import { MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
 
@@ -108,9 +109,9 @@ test("anthropic disable_parallel_tool_use -> openai upstream: parallel_tool_call
 
 test("fields the canonical form does not carry are each named for an upstream of another format", async () => {
   const { response } = await world.anthropic.messages
-    .create({ model: MODELS.gemini, max_tokens: 2000, messages: hello, thinking: { type: "enabled", budget_tokens: 1024 }, metadata: { user_id: "u-1" } })
+    .create({ model: MODELS.gemini, max_tokens: 2000, messages: hello, container: "container_1", metadata: { user_id: "u-1" } } as Anthropic.MessageCreateParamsNonStreaming)
     .withResponse();
-  expect(warningsOf(response)).toContain("thinking: not passed on: only an upstream of the anthropic format takes it");
+  expect(warningsOf(response)).toContain("container: not passed on: only an upstream of the anthropic format takes it");
   expect(warningsOf(response)).toContain("metadata");
 
   const gemini = await world.gw.fetch(`/v1beta/models/${MODELS.openai}:generateContent`, {
@@ -119,13 +120,13 @@ test("fields the canonical form does not carry are each named for an upstream of
     body: JSON.stringify({
       contents: [{ role: "user", parts: [{ text: "Hello" }] }],
       safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
-      generationConfig: { temperature: 0.5, thinkingConfig: { thinkingBudget: 0 } },
+      generationConfig: { temperature: 0.5, mediaResolution: "MEDIA_RESOLUTION_LOW" },
     }),
   });
   expect(gemini.status).toBe(200);
   await gemini.arrayBuffer();
   expect(warningsOf(gemini)).toContain("safetySettings");
-  expect(warningsOf(gemini)).toContain("generationConfig.thinkingConfig");
+  expect(warningsOf(gemini)).toContain("generationConfig.mediaResolution");
   expect(warningsOf(gemini)).not.toContain("temperature");
 });
 

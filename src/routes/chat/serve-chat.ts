@@ -8,6 +8,7 @@ import { admitRequest } from "../admit-request.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { renderBatches, type StreamWire } from "../../streams/render-batches.ts";
 import { withCallerModel } from "../../translate/relay-native.ts";
+import { hidingReasoning, withoutReasoning } from "../../translate/reasoning.ts";
 
 /**
  * While the upstream is alive but nothing it sends is the caller's to see (pings, hidden
@@ -15,6 +16,11 @@ import { withCallerModel } from "../../translate/relay-native.ts";
  * every 10 s: well inside the 60 s read timeout common in reverse proxies.
  */
 const KEEP_ALIVE = { firstAfterMs: 1_000, everyMs: 10_000 };
+
+/** A translated stream's renderer: without the model's thinking when the caller did not ask to see it. */
+function translated(render: StreamStep<StreamPart, string>, request: ChatRequest): StreamStep<StreamPart, string> {
+  return request.showReasoning ? render : hidingReasoning(render);
+}
 
 /** How one caller format renders the outcome: translated from canonical, or relayed from an upstream of the same format. */
 export interface ChatFormat {
@@ -51,12 +57,13 @@ export async function serveChat(
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
     const { native } = served.value;
-    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(served.value, request.model);
+    const shown = request.showReasoning ? served.value : withoutReasoning(served.value);
+    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(shown, request.model);
     return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
-  const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : format.renderStream(request.model, requestId);
+  const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : translated(format.renderStream(request.model, requestId), request);
   const wire = format.streamWire;
   // The dispatcher may have held the stream a while for the first part of its answer.
   const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt, text: wire?.keepAlive };

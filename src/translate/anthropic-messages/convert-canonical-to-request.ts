@@ -7,6 +7,9 @@ import { closeObjectSchemas } from "./close-object-schemas.ts";
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
 const DEFAULT_MAX_TOKENS = 4096;
 
+/** The least thinking budget Anthropic takes. */
+const MIN_THINKING_BUDGET = 1024;
+
 type Block = Record<string, unknown>;
 
 function imageBlockOf(url: string): Block {
@@ -88,5 +91,49 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
   else if (format) warnings.add("response_format", "the upstream holds answers to JSON only against a schema (json_schema); this answer is not held to JSON");
   if (request.endUser) body.metadata = { user_id: request.endUser.id };
   if (request.stream) body.stream = true;
+  applyThinking(request, body, warnings);
   return body;
+}
+
+/**
+ * The caller's reasoning as Anthropic's thinking: off; a budget, kept under max_tokens (which
+ * counts it) and at least Anthropic's least; or adaptive, at the caller's effort or the
+ * model's own. Anthropic does not think before a forced tool call, and a thinking model
+ * takes no temperature, no top_k and no top_p under 0.95: those are left out, each said.
+ */
+function applyThinking(request: ChatRequest, body: Record<string, unknown>, warnings: UpstreamWarnings): void {
+  const reasoning = request.reasoning;
+  if (!reasoning) return;
+  if (reasoning.effort === "none") {
+    body.thinking = { type: "disabled" };
+    return;
+  }
+  const forced = (body.tool_choice as { type?: string } | undefined)?.type;
+  if (forced === "any" || forced === "tool") {
+    warnings.add("reasoning", "not passed on: the upstream does not think before a tool call the request forces");
+    return;
+  }
+  if (reasoning.budgetTokens !== undefined) {
+    const maxTokens = body.max_tokens as number;
+    const budget = Math.min(reasoning.budgetTokens, maxTokens - 1);
+    if (budget < MIN_THINKING_BUDGET) {
+      warnings.add("reasoning", `not passed on: the upstream's thinking budget is at least ${MIN_THINKING_BUDGET} tokens and below max_tokens (${maxTokens})`);
+      return;
+    }
+    if (budget < reasoning.budgetTokens) warnings.add("reasoning", `thinking budget lowered from ${reasoning.budgetTokens} to ${budget} tokens, below max_tokens`);
+    body.thinking = { type: "enabled", budget_tokens: budget };
+  } else {
+    body.thinking = { type: "adaptive" };
+    const effort = reasoning.effort;
+    if (effort) body.output_config = { ...(body.output_config as object | undefined), effort: effort === "minimal" ? "low" : effort };
+  }
+  for (const field of ["temperature", "top_k"]) {
+    if (body[field] === undefined) continue;
+    delete body[field];
+    warnings.add(field, "not passed on: the upstream takes none while the model thinks");
+  }
+  if (typeof body.top_p === "number" && body.top_p < 0.95) {
+    delete body.top_p;
+    warnings.add("top_p", "not passed on: the upstream takes only 0.95 to 1 while the model thinks");
+  }
 }

@@ -109,6 +109,21 @@ function responseFormatOf(config: AnthropicPrompt["output_config"]): ResponseFor
 }
 
 /**
+ * The thinking asked for: a budget (with its effort, when given too), off, or adaptive (an
+ * effort, or the model's choice). Effort alone, without thinking, still says how much the
+ * model is to spend. The caller sees thinking blocks when it turned thinking on.
+ */
+function reasoningOf(body: MessagesRequest): Pick<ChatRequest, "reasoning" | "showReasoning"> {
+  const effort = body.output_config?.effort;
+  const thinking = body.thinking;
+  const withEffort = effort === undefined ? {} : { effort };
+  if (thinking?.type === "disabled") return { reasoning: { effort: "none" }, showReasoning: false };
+  if (thinking?.type === "enabled") return { reasoning: { budgetTokens: thinking.budget_tokens, ...withEffort }, showReasoning: true };
+  if (thinking?.type === "adaptive") return { reasoning: withEffort, showReasoning: true };
+  return { ...(effort === undefined ? {} : { reasoning: withEffort }), showReasoning: false };
+}
+
+/**
  * A validated prompt (a count_tokens body) in the canonical form, without sampling parameters
  * and not streamed, the body itself kept for an anthropic upstream.
  */
@@ -125,6 +140,7 @@ export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRe
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: parallelToolCallsOf(body.tool_choice),
     responseFormat: responseFormatOf(body.output_config),
+    showReasoning: false,
     stream: false,
   };
 }
@@ -138,5 +154,5 @@ export function convertAnthropicRequestToCanonical(body: MessagesRequest): ChatR
   const userId = body.metadata?.user_id;
   if (typeof userId === "string") request.endUser = { id: userId, field: "metadata.user_id" };
   request.stream = body.stream === true;
-  return request;
+  return { ...request, ...reasoningOf(body) };
 }

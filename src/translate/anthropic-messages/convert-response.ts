@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { partsWithRefusal, type ChatResponse, type ContentPart, type Usage } from "../../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatResponse, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
@@ -23,6 +23,7 @@ export const AnthropicResponseSchema = v.looseObject({
     v.looseObject({
       type: v.string(),
       text: v.optional(v.string()),
+      thinking: v.optional(v.string()),
       id: v.optional(v.string()),
       name: v.optional(v.string()),
       input: v.optional(v.unknown()),
@@ -56,11 +57,12 @@ export function usageToAnthropic(usage: Usage) {
   };
 }
 
-/** An upstream messages response in canonical form. */
+/** An upstream messages response in canonical form; redacted thinking, encrypted, is Anthropic's alone. */
 export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {
-  const content: ContentPart[] = [];
+  const content: AnswerPart[] = [];
   for (const block of body.content) {
     if (block.type === "text" && block.text !== undefined) content.push({ type: "text", text: block.text });
+    else if (block.type === "thinking" && block.thinking) content.push({ type: "reasoning", text: block.thinking });
     else if (block.type === "tool_use") {
       content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
     }
@@ -81,10 +83,17 @@ export function anthropicMessageId(id: string): string {
   return id.startsWith("msg_") ? id : `msg_${id.replace(/[^A-Za-z0-9]/g, "")}`;
 }
 
+/**
+ * A thinking block of another provider's thinking: its signature, which only Anthropic can
+ * make, is empty, so an anthropic upstream refuses the block if it is sent back.
+ */
+export const thinkingBlock = (thinking: string) => ({ type: "thinking", thinking, signature: "" });
+
 /** A canonical response as a spec 2.3 messages-style response. */
 export function convertCanonicalToAnthropicResponse(response: ChatResponse, model: string) {
   const content = partsWithRefusal(response).flatMap((part): Record<string, unknown>[] => {
     if (part.type === "text") return [{ type: "text", text: part.text }];
+    if (part.type === "reasoning") return [thinkingBlock(part.text)];
     if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: parseToolArguments(part.arguments) }];
     return [];
   });

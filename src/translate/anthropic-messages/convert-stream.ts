@@ -6,18 +6,21 @@ import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, providerErrorPart, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
-import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, thinkingBlock, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 
 const EventSchema = v.looseObject({
   type: v.string(),
   index: v.optional(v.number()),
   message: v.optional(v.looseObject({ id: v.optional(v.string()), model: v.optional(v.string()), usage: believableUsage(AnthropicUsageSchema) })),
-  content_block: v.optional(v.looseObject({ type: v.string(), id: v.optional(v.string()), name: v.optional(v.string()), text: v.optional(v.string()) })),
+  content_block: v.optional(
+    v.looseObject({ type: v.string(), id: v.optional(v.string()), name: v.optional(v.string()), text: v.optional(v.string()), thinking: v.optional(v.string()) }),
+  ),
   delta: v.optional(
     v.looseObject({
       type: v.optional(v.string()),
       text: v.optional(v.string()),
+      thinking: v.optional(v.string()),
       partial_json: v.optional(v.string()),
       stop_reason: v.optional(v.nullable(v.string())),
       stop_details: v.optional(v.nullable(RefusalDetailsSchema)),
@@ -71,12 +74,15 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
             toolIndex++;
             toolIndexOfBlock.set(event.index ?? 0, toolIndex);
             controller.enqueue({ type: "tool-call-start", index: toolIndex, id: event.content_block.id ?? "", name: event.content_block.name ?? "" });
+          } else if (event.content_block?.type === "thinking" && event.content_block.thinking) {
+            controller.enqueue({ type: "reasoning-delta", text: event.content_block.thinking });
           } else if (event.content_block?.text) {
             controller.enqueue({ type: "text-delta", text: event.content_block.text });
           }
           break;
         case "content_block_delta":
           if (event.delta?.type === "text_delta" && event.delta.text) controller.enqueue({ type: "text-delta", text: event.delta.text });
+          else if (event.delta?.type === "thinking_delta" && event.delta.thinking) controller.enqueue({ type: "reasoning-delta", text: event.delta.thinking });
           else if (event.delta?.type === "input_json_delta" && event.delta.partial_json) {
             const index = toolIndexOfBlock.get(event.index ?? 0) ?? 0;
             controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json });
@@ -124,7 +130,7 @@ function stripNulls<T extends object>(value: T): Partial<T> {
  * usual order, one call after another, nothing waits.
  */
 export function renderAnthropicEvents(model: string, fallbackId: string): StreamStep<StreamPart, string> {
-  let openBlock: { index: number; kind: "text" | "tool"; toolIndex?: number } | null = null;
+  let openBlock: { index: number; kind: "text" | "thinking" | "tool"; toolIndex?: number } | null = null;
   /** The arguments the open tool block has streamed so far. */
   let openArguments = "";
   const waitingCalls = new Map<number, { id: string; name: string; arguments: string }>();
@@ -166,6 +172,15 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
     emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "tool_use", id, name, input: {} } });
     if (gathered) argumentsDelta(controller, openBlock.index, gathered);
   };
+  /** The open block, when of `kind`, else a new one of it (`block` as content_block_start shows it), after the open one and the waiting calls. */
+  const blockOf = (controller: StepOutput<string>, kind: "text" | "thinking", block: object) => {
+    if (openBlock?.kind === kind) return openBlock;
+    releaseWaitingCalls(controller, true);
+    closeBlock(controller);
+    openBlock = { index: nextBlock++, kind };
+    emit(controller, "content_block_start", { index: openBlock.index, content_block: block });
+    return openBlock;
+  };
   /** Writes the waiting calls in order; with `all` false, stops at one whose arguments are still incomplete, leaving it open. */
   const releaseWaitingCalls = (controller: StepOutput<string>, all: boolean) => {
     for (const [toolIndex, call] of waitingCalls) {
@@ -184,15 +199,16 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
           break;
         // Anthropic has no place for a refusal's words but the answer's text.
         case "text-delta":
-        case "refusal-delta":
-          if (openBlock?.kind !== "text") {
-            releaseWaitingCalls(controller, true);
-            closeBlock(controller);
-            openBlock = { index: nextBlock++, kind: "text" };
-            emit(controller, "content_block_start", { index: openBlock.index, content_block: { type: "text", text: "" } });
-          }
-          emit(controller, "content_block_delta", { index: openBlock.index, delta: { type: "text_delta", text: part.text } });
+        case "refusal-delta": {
+          const block = blockOf(controller, "text", { type: "text", text: "" });
+          emit(controller, "content_block_delta", { index: block.index, delta: { type: "text_delta", text: part.text } });
           break;
+        }
+        case "reasoning-delta": {
+          const block = blockOf(controller, "thinking", thinkingBlock(""));
+          emit(controller, "content_block_delta", { index: block.index, delta: { type: "thinking_delta", thinking: part.text } });
+          break;
+        }
         case "tool-call-start":
           if (openBlock?.kind === "tool" && !isWholeJson(openArguments)) waitingCalls.set(part.index, { id: part.id, name: part.name, arguments: "" });
           else openToolBlock(controller, part.index, part.id, part.name);

@@ -79,11 +79,24 @@ const ToolChoice = v.variant("type", [
 
 /**
  * Anthropic's structured outputs: `format` holds the answer's text to a JSON Schema (the one
- * kind there is). `effort` and fields to come are kept for an anthropic upstream, unchecked.
+ * kind there is); `effort` is how much the model spends, its thinking included. Fields to
+ * come are kept for an anthropic upstream, unchecked.
  */
 const OutputConfig = v.looseObject({
   format: v.optional(v.nullable(v.looseObject({ type: v.literal("json_schema", "must be 'json_schema'"), schema: JsonObjectSchema }))),
+  effort: v.optional(v.picklist(["low", "medium", "high", "max"], "must be 'low', 'medium', 'high' or 'max'")),
 });
+
+/** Extended thinking: a budget of at least 1,024 tokens (as Anthropic requires), off, or adaptive (the model decides, by `effort`). */
+const Thinking = v.variant(
+  "type",
+  [
+    v.looseObject({ type: v.literal("enabled"), budget_tokens: integerAtLeast(1024) }),
+    v.looseObject({ type: v.literal("disabled") }),
+    v.looseObject({ type: v.literal("adaptive") }),
+  ],
+  "must have type 'enabled', 'disabled' or 'adaptive'",
+);
 
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */
 export const MessagesRequestSchema = v.looseObject({
@@ -107,6 +120,7 @@ export const MessagesRequestSchema = v.looseObject({
   tool_choice: v.optional(ToolChoice),
   metadata: v.optional(JsonObjectSchema),
   output_config: v.optional(OutputConfig),
+  thinking: v.optional(Thinking),
 });
 
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;

@@ -1,4 +1,4 @@
-import type { ChatRequest, ContentPart } from "../../canonical/chat.ts";
+import type { ChatRequest, ContentPart, ReasoningRequest } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { joinSystemPrompt } from "../system-prompt.ts";
@@ -20,6 +20,20 @@ function responseObjectOf(content: string): unknown {
     // plain text result
   }
   return { result: content };
+}
+
+/**
+ * The caller's reasoning as Gemini's thinkingConfig: off (a budget of 0), a budget, or a
+ * level (Gemini's highest for `max`), else the model's choice; with thought summaries when
+ * the caller shows thinking. A budget and a level together are a 400, so one is sent.
+ */
+function thinkingConfigOf(reasoning: ReasoningRequest, show: boolean): Record<string, unknown> {
+  if (reasoning.effort === "none") return { thinkingBudget: 0 };
+  const config: Record<string, unknown> = {};
+  if (reasoning.budgetTokens !== undefined) config.thinkingBudget = reasoning.budgetTokens;
+  else if (reasoning.effort) config.thinkingLevel = reasoning.effort === "max" ? "HIGH" : reasoning.effort.toUpperCase();
+  if (show) config.includeThoughts = true;
+  return config;
 }
 
 /** A canonical request as a Gemini generateContent body (the model goes in the URL). */
@@ -66,6 +80,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   // responseJsonSchema takes JSON Schema as it is ($ref, additionalProperties...), which the
   // OpenAPI subset of responseSchema would refuse.
   if (format?.type === "json_schema") generationConfig.responseJsonSchema = format.schema;
+  if (request.reasoning) generationConfig.thinkingConfig = thinkingConfigOf(request.reasoning, request.showReasoning);
   const body: Record<string, unknown> = { contents, generationConfig };
   if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
   if (request.tools) {

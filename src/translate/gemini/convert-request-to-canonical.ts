@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
@@ -108,10 +108,29 @@ function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
 }
 
 /** JSON output asked for with responseMimeType, held to the schema given in either of Gemini's two schema fields. */
-function responseFormatOf(config: NonNullable<GenerateContentRequest["generationConfig"]>): ResponseFormat | undefined {
+function responseFormatOf(config: GenerationConfig): ResponseFormat | undefined {
   if (config.responseMimeType !== "application/json") return undefined;
   const schema = config.responseJsonSchema ?? (config.responseSchema && (lowerCaseSchemaTypes(config.responseSchema) as Record<string, unknown>));
   return schema ? { type: "json_schema", schema } : { type: "json" };
+}
+
+type GenerationConfig = NonNullable<GenerateContentRequest["generationConfig"]>;
+
+/**
+ * The thinking asked for: off (a budget of 0), a budget, a level, or the model's choice
+ * (-1, or thought summaries asked for alone). The caller sees thoughts with includeThoughts.
+ */
+function reasoningOf(config: GenerationConfig): Pick<ChatRequest, "reasoning" | "showReasoning"> {
+  const thinking = config.thinkingConfig;
+  const showReasoning = thinking?.includeThoughts === true;
+  const budget = thinking?.thinkingBudget;
+  const level = thinking?.thinkingLevel;
+  if (budget === 0) return { reasoning: { effort: "none" }, showReasoning };
+  const reasoning: ReasoningRequest = {};
+  if (budget !== undefined && budget > 0) reasoning.budgetTokens = budget;
+  if (level !== undefined && level !== "THINKING_LEVEL_UNSPECIFIED") reasoning.effort = level.toLowerCase() as ReasoningEffort;
+  const asked = Object.keys(reasoning).length > 0 || budget === -1 || showReasoning;
+  return { ...(asked ? { reasoning } : {}), showReasoning };
 }
 
 /** A validated generateContent body for `model` in the canonical form, the body itself kept for a gemini upstream. */
@@ -147,6 +166,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
           })),
     toolChoice: toolChoiceOf(body),
     responseFormat: responseFormatOf(config),
+    ...reasoningOf(config),
     stream,
   };
 }

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { newId } from "../../lib/random-id.ts";
 import { callIdCarrying } from "./thought-signature-id.ts";
-import { partsWithRefusal, type ChatResponse, type ContentPart, type Usage } from "../../canonical/chat.ts";
+import { partsWithRefusal, type ChatResponse, type AnswerPart, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
@@ -67,11 +67,14 @@ export function usageToGemini(usage: Usage) {
 
 type GeminiCandidate = NonNullable<GeminiResponse["candidates"]>[number];
 
-/** The text and function-call parts of one candidate; thoughts are not output. */
-export function contentOfCandidate(candidate: GeminiCandidate | undefined): ContentPart[] {
-  const content: ContentPart[] = [];
+/** The thought, text and function-call parts of one candidate. */
+export function contentOfCandidate(candidate: GeminiCandidate | undefined): AnswerPart[] {
+  const content: AnswerPart[] = [];
   for (const part of candidate?.content?.parts ?? []) {
-    if (part.thought) continue;
+    if (part.thought) {
+      if (part.text) content.push({ type: "reasoning", text: part.text });
+      continue;
+    }
     if (part.text !== undefined && part.text !== "") content.push({ type: "text", text: part.text });
     if (part.functionCall) {
       const call = part.functionCall;
@@ -109,10 +112,11 @@ export function convertGeminiResponseToCanonical(body: GeminiResponse, now: numb
   return response;
 }
 
-/** Canonical parts as Gemini response parts. */
-export function geminiPartsOf(content: readonly ContentPart[]): Record<string, unknown>[] {
+/** Canonical parts as Gemini response parts, thinking as thought summaries. */
+export function geminiPartsOf(content: readonly AnswerPart[]): Record<string, unknown>[] {
   return content.flatMap((part): Record<string, unknown>[] => {
     if (part.type === "text") return [{ text: part.text }];
+    if (part.type === "reasoning") return [{ text: part.text, thought: true }];
     if (part.type === "tool_call") return [{ functionCall: { id: part.id, name: part.name, args: parseToolArguments(part.arguments) } }];
     return [];
   });

@@ -52,6 +52,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
         const candidate = candidates[i]!;
         for (const part of contentOfCandidate(candidate)) {
           if (part.type === "text") controller.enqueue({ type: "text-delta", text: part.text });
+          else if (part.type === "reasoning") controller.enqueue({ type: "reasoning-delta", text: part.text });
           else if (part.type === "tool_call") {
             const index = toolCalls++;
             controller.enqueue({ type: "tool-call-start", index, id: part.id, name: part.name });
@@ -117,6 +118,10 @@ export function renderGeminiChunks(model: string, fallbackId: string, framing: G
         case "refusal-delta":
           flushCalls(controller);
           controller.enqueue(chunk([{ text: part.text }]));
+          break;
+        case "reasoning-delta":
+          flushCalls(controller);
+          controller.enqueue(chunk([{ text: part.text, thought: true }]));
           break;
         case "tool-call-start":
           if (!pendingCalls.has(part.index)) pendingCalls.set(part.index, { id: part.id, name: part.name, args: "" });

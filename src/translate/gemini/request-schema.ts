@@ -2,6 +2,24 @@ import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, objectOnly } from "../../lib/schemas.ts";
 
+/**
+ * How much the model thinks: a budget of tokens (0 off, -1 the model's choice), or a level
+ * (the SDK's enum names, any case); and whether the answer shows thought summaries.
+ */
+const ThinkingConfig = objectOnly(
+  v.looseObject({
+    thinkingBudget: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(-1, "must be -1 (dynamic) or more"))),
+    includeThoughts: v.optional(v.boolean("must be a boolean")),
+    thinkingLevel: v.optional(
+      v.pipe(
+        v.string("must be a string"),
+        v.toUpperCase(),
+        v.picklist(["THINKING_LEVEL_UNSPECIFIED", "MINIMAL", "LOW", "MEDIUM", "HIGH"], "must be 'MINIMAL', 'LOW', 'MEDIUM' or 'HIGH'"),
+      ),
+    ),
+  }),
+);
+
 export const TextPart = v.looseObject({ text: v.string() });
 export const InlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: v.string() }) });
 export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: v.optional(v.string()), fileUri: v.string() }) });
@@ -56,6 +74,7 @@ export const GenerateContentRequestSchema = v.looseObject({
       responseMimeType: v.optional(v.string("must be a string")),
       responseSchema: v.optional(JsonObjectSchema),
       responseJsonSchema: v.optional(JsonObjectSchema),
+      thinkingConfig: v.optional(ThinkingConfig),
     })),
   ),
   tools: v.optional(v.array(objectOnly(v.looseObject({ functionDeclarations: v.optional(v.array(FunctionDeclaration)) })))),

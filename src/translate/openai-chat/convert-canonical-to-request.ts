@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { everySchema, isObjectType, isSchema, type Schema } from "../json-schema-walk.ts";
+import { effortOf } from "../reasoning.ts";
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
 function messagesOf(message: ChatMessage): Record<string, unknown>[] {
@@ -82,6 +83,8 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
     const strict = strictFor(format.strict, format.schema, "strict (response schema)", warnings);
     body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(strict !== undefined ? { strict } : {}) } };
   }
+  const effort = request.reasoning && effortOf(request.reasoning);
+  if (effort) body.reasoning_effort = effort === "max" ? "xhigh" : effort;
   // OpenAI's end-user id field; `safety_identifier`, its newer name, is unknown to many compatible servers.
   if (request.endUser) body.user = request.endUser.id;
   if (request.stream) {

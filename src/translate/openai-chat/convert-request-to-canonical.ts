@@ -98,6 +98,11 @@ export function endUserOf(body: Pick<ChatCompletionRequest, "user" | "safety_ide
   return { id: safetyIdentifier, field: "safety_identifier" };
 }
 
+/** OpenAI's reasoning effort (chat's reasoning_effort, the Responses API's reasoning.effort) as the canonical request's. */
+export function reasoningOfEffort(effort: ChatCompletionRequest["reasoning_effort"]): Pick<ChatRequest, "reasoning"> {
+  return effort ? { reasoning: { effort: effort === "xhigh" ? "max" : effort } } : {};
+}
+
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
 export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest): ChatRequest {
   const stop = body.stop ?? undefined;
@@ -118,6 +123,8 @@ export function convertOpenAiChatRequestToCanonical(body: ChatCompletionRequest)
     ...toolsAndChoiceOf(body, untranslated),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.response_format),
+    ...reasoningOfEffort(body.reasoning_effort),
+    showReasoning: true,
     endUser: endUserOf(body, untranslated),
     stream: body.stream === true,
   };

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { ChatResponse, ContentPart, FinishReason, Usage } from "../../canonical/chat.ts";
+import type { AnswerPart, ChatResponse, FinishReason, Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
@@ -12,6 +12,19 @@ export const OpenAiUsageSchema = v.looseObject({
   completion_tokens: TokenCountSchema,
   prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
 });
+
+/**
+ * Where OpenAI-compatible servers put a reasoning model's thinking, in a message or a delta:
+ * `reasoning_content` (DeepSeek, vLLM, SGLang) or `reasoning` (OpenRouter, Groq, newer vLLM).
+ * Unknown shapes are not an error: OpenAI itself sends neither.
+ */
+export const REASONING_FIELDS = { reasoning_content: v.optional(v.unknown()), reasoning: v.optional(v.unknown()) };
+
+/** The reasoning text of a message or delta with REASONING_FIELDS, or "" when it has none. */
+export function reasoningTextOf(fields: { reasoning_content?: unknown; reasoning?: unknown }): string {
+  const text = typeof fields.reasoning_content === "string" ? fields.reasoning_content : fields.reasoning;
+  return typeof text === "string" ? text : "";
+}
 
 const ToolCallSchema = v.looseObject({
   id: v.optional(v.string()),
@@ -30,6 +43,7 @@ export const OpenAiChatResponseSchema = v.looseObject({
           content: v.optional(v.nullable(v.string())),
           refusal: v.optional(v.nullable(v.string())),
           tool_calls: v.optional(v.nullable(v.array(ToolCallSchema))),
+          ...REASONING_FIELDS,
         }),
       ),
       finish_reason: v.optional(v.nullable(v.string())),
@@ -72,10 +86,12 @@ export const UNEXPLAINED_REFUSAL = "The model refused to answer and gave no reas
 
 type OpenAiChoice = v.InferOutput<typeof OpenAiChatResponseSchema>["choices"][number];
 
-/** A choice's text and tool calls, and its refusal's words as text when `withRefusal`. */
-function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean): ContentPart[] {
-  const content: ContentPart[] = [];
+/** A choice's reasoning, text and tool calls, and its refusal's words as text when `withRefusal`. */
+function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean): AnswerPart[] {
+  const content: AnswerPart[] = [];
   const message = choice?.message;
+  const reasoning = message ? reasoningTextOf(message) : "";
+  if (reasoning) content.push({ type: "reasoning", text: reasoning });
   if (message?.content) content.push({ type: "text", text: message.content });
   for (const call of message?.tool_calls ?? []) {
     content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
@@ -104,13 +120,16 @@ export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof 
 /**
  * A canonical response as a spec 2.2 chat.completion for the public `model`. A refusal is
  * OpenAI's: its words in `refusal`, `content` null (what came before an Anthropic refusal is
- * an answer its classifiers cut off), finish_reason "stop".
+ * an answer its classifiers cut off), finish_reason "stop". The model's thinking, which
+ * OpenAI does not show, is in `reasoning_content`, where OpenAI-compatible servers put it.
  */
 export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, model: string) {
   let text: string | null = null;
+  let reasoning = "";
   const toolCalls: unknown[] = [];
   for (const part of response.content) {
     if (part.type === "text") text = (text ?? "") + part.text;
+    else if (part.type === "reasoning") reasoning += part.text;
     else if (part.type === "tool_call") {
       toolCalls.push({ id: part.id, type: "function", function: { name: part.name, arguments: part.arguments } });
     }
@@ -119,6 +138,7 @@ export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, mod
   const message: Record<string, unknown> = { role: "assistant", content: refused ? null : (text ?? (toolCalls.length > 0 ? null : "")) };
   if (refused) message.refusal = response.refusal || UNEXPLAINED_REFUSAL;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning) message.reasoning_content = reasoning;
   const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 };
   return {
     id: response.id.startsWith("chatcmpl") ? response.id : `chatcmpl-${response.id}`,

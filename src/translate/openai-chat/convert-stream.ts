@@ -7,7 +7,7 @@ import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { toOpenAiFinishReason } from "./map-finish-reason.ts";
-import { finishOfOpenAi, OpenAiUsageSchema, UNEXPLAINED_REFUSAL, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
+import { finishOfOpenAi, OpenAiUsageSchema, REASONING_FIELDS, reasoningTextOf, UNEXPLAINED_REFUSAL, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 
@@ -23,6 +23,7 @@ const ChunkSchema = v.looseObject({
           v.looseObject({
             content: v.optional(v.nullable(v.string())),
             refusal: v.optional(v.nullable(v.string())),
+            ...REASONING_FIELDS,
             tool_calls: v.optional(
               v.nullable(
                 v.array(
@@ -84,6 +85,8 @@ export function decodeOpenAiChunks(now: () => number, native = false, answers = 
       }
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta;
+        const reasoning = delta ? reasoningTextOf(delta) : "";
+        if (reasoning) controller.enqueue({ type: "reasoning-delta", text: reasoning });
         if (delta?.content) controller.enqueue({ type: "text-delta", text: delta.content });
         if (delta?.refusal) {
           refused = true;
@@ -127,7 +130,8 @@ interface ChunkEncoderOptions {
  * Canonical parts -> OpenAI `chat.completion.chunk` SSE text, ending with the usage chunk
  * (when asked for) and `data: [DONE]`. An error part becomes an error event and ends it.
  * A refusal's words come as `delta.refusal`; one that had none gets a refusal chunk of the
- * gateway's before its finish, since a refusal is known by that text.
+ * gateway's before its finish, since a refusal is known by that text. Thinking comes as
+ * `delta.reasoning_content`, as OpenAI-compatible servers stream it.
  */
 export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<StreamPart, string> {
   let id = `chatcmpl-${options.fallbackId}`;
@@ -154,6 +158,9 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
           break;
         case "text-delta":
           controller.enqueue(chunk({ content: part.text }));
+          break;
+        case "reasoning-delta":
+          controller.enqueue(chunk({ reasoning_content: part.text }));
           break;
         case "refusal-delta":
           refusalSaid = true;

@@ -94,6 +94,12 @@ const ToolChoice = v.union(
   "must be 'auto', 'none', 'required', {type:'function', function:{name}}, {type:'custom', custom:{name}} or {type:'allowed_tools', allowed_tools:{mode, tools}}",
 );
 
+/** How hard a reasoning model thinks (chat's reasoning_effort, the Responses API's reasoning.effort); `xhigh` is the most, on the models that have it. */
+export const ReasoningEffortSchema = v.picklist(
+  ["none", "minimal", "low", "medium", "high", "xhigh"],
+  "must be 'none', 'minimal', 'low', 'medium', 'high' or 'xhigh'",
+);
+
 const ResponseFormat = v.variant(
   "type",
   [
@@ -135,6 +141,7 @@ export const ChatCompletionRequestSchema = v.looseObject({
   /** How many answers: more than one only an openai upstream gives. 128 is OpenAI's own bound. */
   n: v.optional(v.nullable(integerInRange(1, 128))),
   seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
+  reasoning_effort: v.optional(v.nullable(ReasoningEffortSchema)),
   user: v.optional(v.string()),
   /** OpenAI's newer name for an end-user id, meant for abuse detection alone. */
   safety_identifier: v.optional(v.nullable(v.string())),

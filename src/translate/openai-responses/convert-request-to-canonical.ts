@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
 import type { InputContent, ResponsesRequest } from "./request-schema.ts";
-import { endUserOf, functionToolOf, jsonSchemaFormatOf } from "../openai-chat/convert-request-to-canonical.ts";
+import { endUserOf, functionToolOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 
@@ -92,6 +92,9 @@ export function convertResponsesRequestToCanonical(body: ResponsesRequest): Chat
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.text?.format),
+    ...reasoningOfEffort(body.reasoning?.effort),
+    // Reasoning summaries (reasoning.summary) are not written: the field is reported as not passed on.
+    showReasoning: false,
     endUser: endUserOf(body, untranslated),
     stream: body.stream === true,
   };

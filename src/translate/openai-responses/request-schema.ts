@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
-import { JSON_SCHEMA_FORMAT, ToolNameSchema } from "../openai-chat/request-schema.ts";
+import { JSON_SCHEMA_FORMAT, ReasoningEffortSchema, ToolNameSchema } from "../openai-chat/request-schema.ts";
 
 /**
  * An object of any `type` but `served`, refused with `why(type)`: no upstream speaks the
@@ -132,6 +132,7 @@ export const ResponsesRequestSchema = v.looseObject({
   safety_identifier: v.optional(v.nullable(v.string())),
   metadata: v.optional(v.nullable(objectOnly(v.record(v.string(), v.string("metadata values must be strings"))))),
   top_logprobs: v.optional(v.nullable(integerInRange(0, 20))),
+  reasoning: v.optional(v.nullable(objectOnly(v.looseObject({ effort: v.optional(v.nullable(ReasoningEffortSchema)) })))),
   previous_response_id: refusedField("the gateway stores no responses: send the whole conversation in 'input'"),
   conversation: refusedField("the gateway stores no conversations: send the whole conversation in 'input'"),
   prompt: refusedField("the gateway stores no prompt templates: send the prompt in 'instructions' and 'input'"),

@@ -1,0 +1,298 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { jsonFixture } from "../helpers/loopback-upstream.ts";
+import { bearer } from "../helpers/gateway.ts";
+import { MODELS, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
+
+/**
+ * A model's thinking across formats. What the caller asks (OpenAI's reasoning_effort,
+ * Anthropic's thinking and effort, Gemini's thinkingConfig, the Responses API's
+ * reasoning.effort) reaches an upstream of another kind in that upstream's terms; what the
+ * upstream thought (Anthropic's thinking blocks, Gemini's thought summaries, the
+ * reasoning_content of OpenAI-compatible servers) reaches the caller where its format shows
+ * thinking, when it asked to see it.
+ */
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(() => world.close());
+beforeEach(() => world.reset());
+
+const question = [{ role: "user" as const, content: "What is the cube root of 27?" }];
+const THOUGHT = "27 is 3 cubed, so its cube root is 3.";
+const GEMINI_THOUGHT = "**Finding the cube root**\n\n27 is 3 cubed, so its cube root is 3.";
+const ANSWER = "The cube root of 27 is 3.";
+
+function warningsOf(response: Response): string {
+  return response.headers.get("x-gateway-warnings") ?? "";
+}
+
+/** POSTs a chat-completions body and returns the response, its body read. */
+async function chat(body: Record<string, unknown>): Promise<{ response: Response; json: any }> {
+  const response = await world.gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(world.key), body: JSON.stringify(body) });
+  return { response, json: await response.json() };
+}
+
+/** POSTs a generateContent body for `model` and returns the response, its body read. */
+async function generate(model: string, body: Record<string, unknown>): Promise<{ response: Response; json: any }> {
+  const response = await world.gw.fetch(`/v1beta/models/${model}:generateContent`, { method: "POST", headers: bearer(world.key), body: JSON.stringify(body) });
+  return { response, json: await response.json() };
+}
+
+const geminiAsking = (generationConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  contents: [{ role: "user", parts: [{ text: "What is the cube root of 27?" }] }],
+  generationConfig,
+  ...extra,
+});
+
+describe("what the caller asks reaches the upstream in its own terms", () => {
+  test("openai reasoning_effort: Anthropic's adaptive thinking at that effort, Gemini's level with thought summaries", async () => {
+    const anthropic = await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "high" });
+    expect(anthropic.response.status).toBe(200);
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.thinking).toEqual({ type: "adaptive" });
+    expect(sent.output_config).toEqual({ effort: "high" });
+
+    const gemini = await chat({ model: MODELS.gemini, messages: question, reasoning_effort: "minimal" });
+    expect(gemini.response.status).toBe(200);
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig).toEqual({ thinkingLevel: "MINIMAL", includeThoughts: true });
+    expect(warningsOf(anthropic.response) + warningsOf(gemini.response)).not.toContain("reasoning");
+  });
+
+  test("openai xhigh is Anthropic's max and Gemini's HIGH; none turns thinking off on both", async () => {
+    await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "xhigh" });
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ effort: "max" });
+    await chat({ model: MODELS.gemini, messages: question, reasoning_effort: "xhigh" });
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig.thinkingLevel).toBe("HIGH");
+    world.reset();
+
+    await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "none" });
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "disabled" });
+    await chat({ model: MODELS.gemini, messages: question, reasoning_effort: "none" });
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
+  });
+
+  test("anthropic thinking budget: Gemini's thinkingBudget with thought summaries, OpenAI's effort for its size", async () => {
+    const thinking = { type: "enabled" as const, budget_tokens: 4000 };
+    const { response } = await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 8000, messages: question, thinking }).withResponse();
+    expect(warningsOf(response)).not.toContain("thinking");
+    expect(onlyRequest(world, "gemini").body.generationConfig).toMatchObject({ maxOutputTokens: 8000, thinkingConfig: { thinkingBudget: 4000, includeThoughts: true } });
+
+    await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 8000, messages: question, thinking });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("medium");
+    world.reset();
+    await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 40_000, messages: question, thinking: { type: "enabled", budget_tokens: 32_000 } });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("high");
+  });
+
+  test("anthropic thinking off, and adaptive at an effort, reach the other kinds", async () => {
+    await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 100, messages: question, thinking: { type: "disabled" } });
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 0 });
+    await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 100, messages: question, thinking: { type: "adaptive" }, output_config: { effort: "low" } });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("low");
+    world.reset();
+    await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 100, messages: question, thinking: { type: "adaptive" } });
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig).toEqual({ includeThoughts: true });
+  });
+
+  test("gemini thinkingBudget: Anthropic's budget under max_tokens, lowered to fit it, or left out when it cannot", async () => {
+    const fits = await generate(MODELS.anthropic, geminiAsking({ maxOutputTokens: 6000, thinkingConfig: { thinkingBudget: 3000, includeThoughts: true } }));
+    expect(fits.response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body).toMatchObject({ max_tokens: 6000, thinking: { type: "enabled", budget_tokens: 3000 } });
+    expect(warningsOf(fits.response)).not.toContain("reasoning");
+    world.reset();
+
+    const lowered = await generate(MODELS.anthropic, geminiAsking({ maxOutputTokens: 2000, thinkingConfig: { thinkingBudget: 3000 } }));
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "enabled", budget_tokens: 1999 });
+    expect(warningsOf(lowered.response)).toContain("reasoning: thinking budget lowered from 3000 to 1999 tokens");
+    world.reset();
+
+    const tooSmall = await generate(MODELS.anthropic, geminiAsking({ maxOutputTokens: 800, thinkingConfig: { thinkingBudget: 3000 } }));
+    expect(tooSmall.response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body).not.toHaveProperty("thinking");
+    expect(warningsOf(tooSmall.response)).toContain("reasoning: not passed on: the upstream's thinking budget is at least 1024 tokens");
+  });
+
+  test("a thinking Anthropic model takes no temperature, top_k or low top_p, and does not think before a forced tool call", async () => {
+    const sampled = await generate(MODELS.anthropic, geminiAsking({ temperature: 0.3, topK: 40, topP: 0.5, thinkingConfig: { thinkingLevel: "low" } }));
+    expect(sampled.response.status).toBe(200);
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.thinking).toEqual({ type: "adaptive" });
+    expect(sent.output_config).toEqual({ effort: "low" });
+    for (const field of ["temperature", "top_k", "top_p"]) {
+      expect(sent).not.toHaveProperty(field);
+      expect(warningsOf(sampled.response)).toContain(`${field}: not passed on`);
+    }
+    world.reset();
+
+    const forced = await generate(
+      MODELS.anthropic,
+      geminiAsking(
+        { thinkingConfig: { thinkingBudget: 2048 } },
+        { tools: [{ functionDeclarations: [{ name: "cube_root", parameters: { type: "OBJECT", properties: { n: { type: "NUMBER" } } } }] }], toolConfig: { functionCallingConfig: { mode: "ANY" } } },
+      ),
+    );
+    expect(forced.response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body).not.toHaveProperty("thinking");
+    expect(warningsOf(forced.response)).toContain("reasoning: not passed on: the upstream does not think before a tool call the request forces");
+  });
+
+  test("gemini thinkingLevel is OpenAI's reasoning_effort; thought summaries asked for alone leave the effort to the model", async () => {
+    await generate(MODELS.openai, geminiAsking({ thinkingConfig: { thinkingLevel: "MEDIUM" } }));
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("medium");
+    world.reset();
+    await generate(MODELS.openai, geminiAsking({ thinkingConfig: { includeThoughts: true } }));
+    expect(onlyRequest(world, "openai").body).not.toHaveProperty("reasoning_effort");
+    await generate(MODELS.anthropic, geminiAsking({ thinkingConfig: { includeThoughts: true } }));
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "adaptive" });
+  });
+
+  test("the Responses API's reasoning.effort reaches the upstream; its summary is said not to", async () => {
+    const response = await world.gw.fetch("/v1/responses", {
+      method: "POST",
+      headers: bearer(world.key),
+      body: JSON.stringify({ model: MODELS.anthropic, input: "What is the cube root of 27?", store: false, reasoning: { effort: "medium", summary: "auto" } }),
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ effort: "medium" });
+    expect(warningsOf(response)).toContain("reasoning.summary: not passed on");
+    expect(warningsOf(response)).not.toContain("reasoning.effort");
+  });
+
+  test("a same-format upstream gets the caller's own fields as sent", async () => {
+    await chat({ model: MODELS.openai, messages: question, reasoning_effort: "xhigh" });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("xhigh");
+    await generate(MODELS.gemini, geminiAsking({ thinkingConfig: { thinkingBudget: -1, includeThoughts: true } }));
+    expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: -1, includeThoughts: true });
+  });
+});
+
+describe("what is not a thinking setting is a 400 naming the field, before any upstream call", () => {
+  afterEach(() => {
+    for (const kind of ["openai", "anthropic", "gemini"] as const) expect(world.upstreams[kind].requests).toHaveLength(0);
+  });
+
+  test("openai reasoning_effort out of its set", async () => {
+    const { response, json } = await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "extreme" });
+    expect(response.status).toBe(400);
+    expect(json.error.message).toContain("reasoning_effort");
+  });
+
+  test("anthropic thinking under 1,024 tokens, or of an unknown type; an effort out of its set", async () => {
+    const small = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, thinking: { type: "enabled", budget_tokens: 500 } }));
+    expect(small.status).toBe(400);
+    expect(small.message).toContain("thinking.budget_tokens");
+    const unknown = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, thinking: { type: "deep" } as never }));
+    expect(unknown.status).toBe(400);
+    const effort = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, output_config: { effort: "huge" } as never }));
+    expect(effort.status).toBe(400);
+    expect(effort.message).toContain("output_config.effort");
+  });
+
+  test("gemini thinkingBudget under -1 or fractional, thinkingLevel out of its set", async () => {
+    for (const thinkingConfig of [{ thinkingBudget: -2 }, { thinkingBudget: 1.5 }, { thinkingLevel: "ultra" }]) {
+      const { response, json } = await generate(MODELS.openai, geminiAsking({ thinkingConfig }));
+      expect(response.status).toBe(400);
+      expect(json.error.message).toContain("generationConfig.thinkingConfig");
+    }
+  });
+});
+
+describe("what the upstream thought reaches the caller where its format shows thinking", () => {
+  test("openai caller: Anthropic's thinking in message.reasoning_content, redacted thinking left out", async () => {
+    world.upstreams.anthropic.setBehavior({ message: jsonFixture("anthropic-thinking-message.json") });
+    const completion = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: question, reasoning_effort: "medium" });
+    const message = completion.choices[0]!.message as typeof completion.choices[0]["message"] & { reasoning_content?: string };
+    expect(message.content).toBe(ANSWER);
+    expect(message.reasoning_content).toBe(THOUGHT);
+    expect(completion.usage?.completion_tokens).toBe(61);
+  });
+
+  test("openai caller, streamed: Gemini's thoughts as delta.reasoning_content before the content", async () => {
+    world.upstreams.gemini.setBehavior({ streamFixture: "gemini-thinking-stream.sse" });
+    const stream = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: question, reasoning_effort: "low", stream: true });
+    let reasoning = "";
+    let content = "";
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+      if (delta?.reasoning_content) {
+        expect(content).toBe("");
+        reasoning += delta.reasoning_content;
+      }
+      content += delta?.content ?? "";
+    }
+    expect(reasoning).toBe(GEMINI_THOUGHT);
+    expect(content).toBe(ANSWER);
+  });
+
+  test("anthropic caller with thinking on: thinking blocks, whole and streamed", async () => {
+    world.upstreams.openai.setBehavior({ completion: jsonFixture("openai-chat-reasoning.json"), streamFixture: "openai-chat-reasoning-stream.sse" });
+    const thinking = { type: "enabled" as const, budget_tokens: 2048 };
+    const message = await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 4000, messages: question, thinking });
+    expect(message.content).toEqual([
+      { type: "thinking", thinking: THOUGHT, signature: "" },
+      { type: "text", text: ANSWER } as never,
+    ]);
+
+    const streamed = await world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 4000, messages: question, thinking }).finalMessage();
+    expect(streamed.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+    expect(streamed.content[0]).toMatchObject({ type: "thinking", thinking: THOUGHT });
+    expect(streamed.content[1]).toMatchObject({ type: "text", text: ANSWER });
+    expect(streamed.usage.output_tokens).toBe(58);
+  });
+
+  test("anthropic caller without thinking: no thinking blocks, though the upstream thought", async () => {
+    world.upstreams.gemini.setBehavior({ response: jsonFixture("gemini-thinking.json"), streamFixture: "gemini-thinking-stream.sse" });
+    const message = await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question });
+    expect(message.content.map((block) => block.type)).toEqual(["text"]);
+    // The thinking is paid for all the same: Gemini counts it apart, and it is output.
+    expect(message.usage.output_tokens).toBe(66);
+    const streamed = await world.anthropic.messages.stream({ model: MODELS.gemini, max_tokens: 4000, messages: question }).finalMessage();
+    expect(streamed.content).toEqual([{ type: "text", text: ANSWER } as never]);
+  });
+
+  test("genai caller with includeThoughts: thought parts, whole and streamed; response.text is the answer alone", async () => {
+    world.upstreams.anthropic.setBehavior({ message: jsonFixture("anthropic-thinking-message.json"), streamFixture: "anthropic-thinking-stream.sse" });
+    const config = { thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } };
+    const response = await world.genai.models.generateContent({ model: MODELS.anthropic, contents: "What is the cube root of 27?", config });
+    expect(response.candidates?.[0]?.content?.parts).toEqual([{ text: THOUGHT, thought: true }, { text: ANSWER }]);
+    expect(response.text).toBe(ANSWER);
+
+    const parts: { text?: string; thought?: boolean }[] = [];
+    for await (const chunk of await world.genai.models.generateContentStream({ model: MODELS.anthropic, contents: "What is the cube root of 27?", config })) {
+      parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+    }
+    const thoughts = parts.filter((part) => part.thought).map((part) => part.text).join("");
+    const answer = parts.filter((part) => !part.thought).map((part) => part.text ?? "").join("");
+    expect(thoughts).toBe(THOUGHT);
+    expect(answer).toBe(ANSWER);
+  });
+
+  test("genai caller without includeThoughts: no thought parts", async () => {
+    world.upstreams.openai.setBehavior({ completion: jsonFixture("openai-chat-reasoning.json") });
+    const response = await world.genai.models.generateContent({ model: MODELS.openai, contents: "What is the cube root of 27?" });
+    expect(response.candidates?.[0]?.content?.parts).toEqual([{ text: ANSWER }]);
+  });
+
+  test("a stream that reports no usage is billed for its thinking too", async () => {
+    world.upstreams.openai.setBehavior({
+      script: () =>
+        new Response(
+          [
+            `data: {"id":"r1","object":"chat.completion.chunk","created":1763715600,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"${"x".repeat(400)}"},"finish_reason":null}]}\n\n`,
+            `data: {"id":"r1","object":"chat.completion.chunk","created":1763715600,"model":"m","choices":[{"index":0,"delta":{"content":"${"y".repeat(40)}"},"finish_reason":"stop"}]}\n\n`,
+            "data: [DONE]\n\n",
+          ].join(""),
+          { headers: { "content-type": "text/event-stream" } },
+        ),
+    });
+    const message = await world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 4000, messages: question }).finalMessage();
+    expect(message.content).toEqual([{ type: "text", text: "y".repeat(40) } as never]);
+    const [row] = (await world.gw.admin("GET", "/v1/admin/usage?limit=1")).body.usage;
+    expect(row.status).toBe(200);
+    // 440 characters streamed, at about 4 a token: the thinking the caller did not see counts.
+    expect(row.completion_tokens).toBe(110);
+  });
+});
