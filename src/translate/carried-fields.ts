@@ -91,7 +91,7 @@ const RESPONSES: CarriedFields = {
   temperature: true,
   top_p: true,
   text: { format: true },
-  reasoning: { effort: true },
+  reasoning: { effort: true, summary: true },
   stream: true,
   store: true,
   user: true,

@@ -148,7 +148,7 @@ describe("what the caller asks reaches the upstream in its own terms", () => {
     expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "adaptive" });
   });
 
-  test("the Responses API's reasoning.effort reaches the upstream; its summary is said not to", async () => {
+  test("the Responses API's reasoning.effort reaches the upstream; the variant's default temperature is left out, said so", async () => {
     const response = await world.gw.fetch("/v1/responses", {
       method: "POST",
       headers: bearer(world.key),
@@ -156,9 +156,11 @@ describe("what the caller asks reaches the upstream in its own terms", () => {
     });
     expect(response.status).toBe(200);
     await response.arrayBuffer();
-    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ effort: "medium" });
-    expect(warningsOf(response)).toContain("reasoning.summary: not passed on");
-    expect(warningsOf(response)).not.toContain("reasoning.effort");
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.output_config).toEqual({ effort: "medium" });
+    expect(sent).not.toHaveProperty("temperature");
+    // Variant A's 0.7 (spec 4.1), which a thinking Claude refuses.
+    expect(warningsOf(response)).toBe("temperature: not passed on: the upstream takes only 1 while the model thinks");
   });
 
   test("a same-format upstream gets the caller's own fields as sent", async () => {
@@ -294,5 +296,46 @@ describe("what the upstream thought reaches the caller where its format shows th
     expect(row.status).toBe(200);
     // 440 characters streamed, at about 4 a token: the thinking the caller did not see counts.
     expect(row.completion_tokens).toBe(110);
+  });
+
+  test("responses caller asking for a summary: a reasoning item before the message, whole and streamed", async () => {
+    world.upstreams.gemini.setBehavior({ response: jsonFixture("gemini-thinking.json"), streamFixture: "gemini-thinking-stream.sse" });
+    const asked = { model: MODELS.gemini, input: "What is the cube root of 27?", store: false, reasoning: { effort: "low" as const, summary: "auto" as const } };
+    const whole = await world.openai.responses.create(asked);
+    expect(whole.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(whole.output[0]).toMatchObject({ type: "reasoning", summary: [{ type: "summary_text", text: GEMINI_THOUGHT }] });
+    expect(whole.output_text).toBe(ANSWER);
+
+    const stream = world.openai.responses.stream(asked);
+    const events: string[] = [];
+    let summary = "";
+    for await (const event of stream) {
+      events.push(event.type);
+      if (event.type === "response.reasoning_summary_text.delta") summary += event.delta;
+    }
+    const final = await stream.finalResponse();
+    expect(summary).toBe(GEMINI_THOUGHT);
+    expect(final.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(final.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: GEMINI_THOUGHT }] });
+    expect(final.output_text).toBe(ANSWER);
+    const order = ["response.reasoning_summary_part.added", "response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.output_text.delta"];
+    const positions = order.map((type) => events.indexOf(type));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  test("responses caller: no reasoning item without a summary asked for; one sent back is left out, said so", async () => {
+    world.upstreams.anthropic.setBehavior({ message: jsonFixture("anthropic-thinking-message.json") });
+    const first = await world.openai.responses.create({ model: MODELS.anthropic, input: "What is the cube root of 27?", store: false, reasoning: { effort: "low" } });
+    expect(first.output.map((item) => item.type)).toEqual(["message"]);
+
+    const answered = await world.openai.responses.create({ model: MODELS.anthropic, input: "What is the cube root of 27?", store: false, reasoning: { summary: "auto" } });
+    expect(answered.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    world.reset();
+    const { response } = await world.openai.responses
+      .create({ model: MODELS.openai, input: [{ role: "user", content: "What is the cube root of 27?" }, ...answered.output, { role: "user", content: "And of 64?" }] as never, store: false })
+      .withResponse();
+    expect(response.headers.get("x-gateway-warnings")).toContain("input[1] (reasoning): left out");
+    expect(onlyRequest(world, "openai").body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user"]);
   });
 });

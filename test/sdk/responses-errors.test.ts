@@ -36,7 +36,7 @@ describe("400 naming what is refused, before any upstream is called", () => {
     ["file search", { tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }] }, "file_search"],
     ["an input_file part", { input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }, "input_file"],
     ["an image by file id", { input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1", detail: "auto" }] }] }, "file_id"],
-    ["an item of another type", { input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, "reasoning"],
+    ["an item of another type", { input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "web_search_call"],
     ["an item reference", { input: [{ type: "item_reference", id: "msg_1" }] }, "item_reference"],
     ["a temperature out of range", { temperature: 5 }, "temperature"],
     ["no input", { input: undefined }, "input"],
@@ -102,13 +102,14 @@ describe("x-gateway-warnings", () => {
     expect(await warningsOf({ store: false, temperature: 0.2, top_p: 0.9, max_output_tokens: 50, truncation: "disabled", include: [] })).toBe("");
   });
 
-  test("reasoning.summary, include, metadata, truncation auto, prompt_cache_key, an unknown field: named, on every upstream kind", async () => {
+  test("include, metadata, truncation auto, prompt_cache_key, an unknown field: named, on every upstream kind; reasoning is carried", async () => {
     for (const model of [MODELS.openai, MODELS.anthropic, MODELS.gemini, MODELS.mock]) {
       const warnings = await warningsOf(
         { store: false, reasoning: { effort: "low", summary: "auto" }, include: ["message.output_text.logprobs"], metadata: { team: "a" }, truncation: "auto", prompt_cache_key: "k", frobnicate: 1 },
         model,
       );
-      for (const field of ["reasoning.summary", "include", "metadata", "truncation", "prompt_cache_key", "frobnicate"]) expect(warnings).toContain(`${field}: not passed on`);
+      for (const field of ["include", "metadata", "truncation", "prompt_cache_key", "frobnicate"]) expect(warnings).toContain(`${field}: not passed on`);
+      expect(warnings).not.toContain("reasoning");
     }
     // Not sent on, either, to an openai upstream, which is sent a chat completion.
     const body = world.upstreams.openai.requests.at(-1)!.body;

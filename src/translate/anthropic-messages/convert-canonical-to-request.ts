@@ -99,7 +99,8 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
  * The caller's reasoning as Anthropic's thinking: off; a budget, kept under max_tokens (which
  * counts it) and at least Anthropic's least; or adaptive, at the caller's effort or the
  * model's own. Anthropic does not think before a forced tool call, and a thinking model
- * takes no temperature, no top_k and no top_p under 0.95: those are left out, each said.
+ * takes no temperature but 1, no top_k and no top_p under 0.95: those are left out, each said
+ * (Variant A's default temperature, 0.7, included).
  */
 function applyThinking(request: ChatRequest, body: Record<string, unknown>, warnings: UpstreamWarnings): void {
   const reasoning = request.reasoning;
@@ -127,13 +128,14 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     const effort = reasoning.effort;
     if (effort) body.output_config = { ...(body.output_config as object | undefined), effort: effort === "minimal" ? "low" : effort };
   }
-  for (const field of ["temperature", "top_k"]) {
-    if (body[field] === undefined) continue;
+  const refused: [field: string, refuses: (value: number) => boolean, takes: string][] = [
+    ["temperature", (value) => value !== 1, "only 1"],
+    ["top_k", () => true, "none"],
+    ["top_p", (value) => value < 0.95, "only 0.95 to 1"],
+  ];
+  for (const [field, refuses, takes] of refused) {
+    if (typeof body[field] !== "number" || !refuses(body[field])) continue;
     delete body[field];
-    warnings.add(field, "not passed on: the upstream takes none while the model thinks");
-  }
-  if (typeof body.top_p === "number" && body.top_p < 0.95) {
-    delete body.top_p;
-    warnings.add("top_p", "not passed on: the upstream takes only 0.95 to 1 while the model thinks");
+    warnings.add(field, `not passed on: the upstream takes ${takes} while the model thinks`);
   }
 }

@@ -44,6 +44,8 @@ function messagesOf(body: ResponsesRequest, notes: string[]): ChatMessage[] {
       const last = messages.at(-1);
       if (last?.role === "assistant") last.parts.push(call);
       else messages.push({ role: "assistant", parts: [call] });
+    } else if (item.type === "reasoning") {
+      notes.push(`input[${i}] (reasoning): left out: an earlier answer's thinking, which no upstream takes back`);
     } else if (item.type === "function_call_output") {
       const content = typeof item.output === "string" ? item.output : item.output.map((part) => part.text).join("");
       messages.push({ role: "tool", parts: [{ type: "tool_result", toolCallId: item.call_id, content }] });
@@ -93,8 +95,8 @@ export function convertResponsesRequestToCanonical(body: ResponsesRequest): Chat
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.text?.format),
     ...reasoningOfEffort(body.reasoning?.effort),
-    // Reasoning summaries (reasoning.summary) are not written: the field is reported as not passed on.
-    showReasoning: false,
+    // A summary asked for is the upstream's thinking as it shows it: a summary (Gemini's), or the thinking itself.
+    showReasoning: body.reasoning?.summary != null,
     endUser: endUserOf(body, untranslated),
     stream: body.stream === true,
   };

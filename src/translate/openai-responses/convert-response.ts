@@ -18,22 +18,35 @@ export function functionCallItem(id: string, call: { callId: string; name: strin
   return { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
 }
 
+/** An output reasoning item: the model's thinking, as far as the upstream shows it, as one summary part. */
+export function reasoningItem(id: string, text: string) {
+  return { type: "reasoning", id, summary: [{ type: "summary_text", text }] };
+}
+
 /** An output_text part (the Responses API's annotations are citations, which the gateway never has). */
 export const outputText = (text: string): OutputContent => ({ type: "output_text", text, annotations: [] });
 
 /**
- * A canonical answer's parts as output items, in order: each run of text one message, each
- * tool call one function_call, and a refusal's words a refusal part of the last message.
- * An incomplete answer's last item is the one cut short.
+ * A canonical answer's parts as output items, in order: each run of thinking one reasoning
+ * item, each run of text one message, each tool call one function_call, and a refusal's words
+ * a refusal part of the last message. An incomplete answer's last item is the one cut short.
  */
 function outputItemsOf(response: ChatResponse): Record<string, unknown>[] {
   const items: Record<string, unknown>[] = [];
   let message: OutputContent[] | undefined;
+  let reasoning: ReturnType<typeof reasoningItem> | undefined;
   const openMessage = () => {
     if (!message) items.push(messageItem(newId("msg"), (message = []), "completed"));
     return message;
   };
   for (const part of response.content) {
+    if (part.type === "reasoning") {
+      message = undefined;
+      if (reasoning) reasoning.summary[0]!.text += part.text;
+      else items.push((reasoning = reasoningItem(newId("rs"), part.text)));
+      continue;
+    }
+    reasoning = undefined;
     if (part.type === "text") {
       const content = openMessage();
       const last = content.at(-1);

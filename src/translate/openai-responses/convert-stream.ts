@@ -5,16 +5,22 @@ import { newId } from "../../lib/random-id.ts";
 import { errorBody } from "../../errors/gateway-error.ts";
 import { endAtError } from "../end-at-error.ts";
 import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
-import { functionCallItem, messageItem, outputText, type OutputContent } from "./convert-response.ts";
+import { functionCallItem, messageItem, outputText, reasoningItem, type OutputContent } from "./convert-response.ts";
 import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
 
-type Item = ReturnType<typeof messageItem> | ReturnType<typeof functionCallItem>;
+type Item = ReturnType<typeof messageItem> | ReturnType<typeof functionCallItem> | (ReturnType<typeof reasoningItem> & { status?: string });
 
 /** The message being written: its place in `output` and whether its last content part is still open. */
 interface OpenMessage {
   index: number;
   item: ReturnType<typeof messageItem>;
   partOpen: boolean;
+}
+
+/** The reasoning item being written, its one summary part open. */
+interface OpenReasoning {
+  index: number;
+  item: ReturnType<typeof reasoningItem>;
 }
 
 /** A function call being written, by its place in `output`. */
@@ -26,7 +32,8 @@ interface OpenCall {
 /**
  * Canonical parts -> the Responses API's SSE events, each named by its type and numbered in
  * `sequence_number`: response.created and response.in_progress, then for each output item
- * its `added`, its deltas and its `done` (a message's content parts likewise), and last
+ * its `added`, its deltas and its `done` (a message's content parts and a reasoning item's
+ * summary part likewise), and last
  * response.completed, or response.incomplete when the answer was cut short, carrying the
  * whole Response with its usage. A message ends where a function call begins and the calls
  * where text begins again, so a message's events come together as OpenAI sends them; calls
@@ -39,6 +46,7 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
   let started: ResponseHead | null = null;
   const output: Item[] = [];
   let message: OpenMessage | null = null;
+  let reasoning: OpenReasoning | null = null;
   const openCalls: OpenCall[] = [];
   /** Every call by its canonical index, open or done: a late fragment still reaches its item. */
   const calls = new Map<number, OpenCall>();
@@ -79,8 +87,31 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
     }
     openCalls.length = 0;
   };
+  const summaryEvent = (type: string, r: OpenReasoning, data: Record<string, unknown>) =>
+    event(type, { item_id: r.item.id, output_index: r.index, summary_index: 0, ...data });
+  const closeReasoning = (controller: StepOutput<string>) => {
+    if (!reasoning) return;
+    const part = reasoning.item.summary[0]!;
+    controller.enqueue(summaryEvent("response.reasoning_summary_text.done", reasoning, { text: part.text }));
+    controller.enqueue(summaryEvent("response.reasoning_summary_part.done", reasoning, { part }));
+    controller.enqueue(event("response.output_item.done", { output_index: reasoning.index, item: reasoning.item }));
+    reasoning = null;
+  };
+  /** The open reasoning item, else a new one, after the open message and calls. */
+  const reasoningFor = (controller: StepOutput<string>): OpenReasoning => {
+    if (reasoning) return reasoning;
+    closeMessage(controller, "completed");
+    closeCalls(controller, "completed");
+    const item = reasoningItem(newId("rs"), "");
+    const opened: OpenReasoning = { index: output.length, item };
+    output.push(item);
+    controller.enqueue(event("response.output_item.added", { output_index: opened.index, item: { ...item, summary: [] } }));
+    controller.enqueue(summaryEvent("response.reasoning_summary_part.added", opened, { part: item.summary[0] }));
+    return (reasoning = opened);
+  };
   /** The content part of `type` that the next delta goes to: the open message's last, or a new one (and a new message). */
   const partFor = (controller: StepOutput<string>, type: OutputContent["type"]): OpenMessage => {
+    closeReasoning(controller);
     closeCalls(controller, "completed");
     if (!message) {
       message = { index: output.length, item: messageItem(newId("msg"), [], "in_progress"), partOpen: false };
@@ -137,7 +168,14 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
           refusalSaid = true;
           refusalDelta(controller, part.text);
           break;
+        case "reasoning-delta": {
+          const r = reasoningFor(controller);
+          r.item.summary[0]!.text += part.text;
+          controller.enqueue(summaryEvent("response.reasoning_summary_text.delta", r, { delta: part.text }));
+          break;
+        }
         case "tool-call-start": {
+          closeReasoning(controller);
           closeMessage(controller, "completed");
           const call = { index: output.length, item: functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: "" }, "in_progress") };
           output.push(call.item);
@@ -162,6 +200,7 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
       if (finish === "refusal" && !refusalSaid) refusalDelta(controller, UNEXPLAINED_REFUSAL);
       const incompleteReason = incompleteReasonOf(finish);
       const status = incompleteReason ? "incomplete" : "completed";
+      closeReasoning(controller);
       closeMessage(controller, status);
       closeCalls(controller, status);
       const response = responseObject(started!, { status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });

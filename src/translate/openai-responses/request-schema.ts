@@ -68,13 +68,16 @@ const FunctionCallOutputItem = v.object({
   output: v.union([v.string(), OutputContent], "must be a string or an array of input_text parts"),
 });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output"];
+/** An earlier answer's reasoning, sent back with its output: the model's record of its own thinking, which no upstream takes back. */
+const ReasoningItem = v.looseObject({ type: v.literal("reasoning") });
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 const OtherItem = refusedType(ITEM_TYPES, (type) =>
   type === "item_reference"
     ? "items of type 'item_reference' are not served: the gateway stores no responses, so send the item itself"
-    : `items of type '${type}' are not served; the gateway takes message, function_call and function_call_output items`,
+    : `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output and reasoning items`,
 );
-const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, OtherItem], "an item's 'type' must be a string");
+const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, ReasoningItem, OtherItem], "an item's 'type' must be a string");
 
 /** One item of `input`. */
 export type InputItem = v.InferOutput<typeof InputItem>;
@@ -132,7 +135,16 @@ export const ResponsesRequestSchema = v.looseObject({
   safety_identifier: v.optional(v.nullable(v.string())),
   metadata: v.optional(v.nullable(objectOnly(v.record(v.string(), v.string("metadata values must be strings"))))),
   top_logprobs: v.optional(v.nullable(integerInRange(0, 20))),
-  reasoning: v.optional(v.nullable(objectOnly(v.looseObject({ effort: v.optional(v.nullable(ReasoningEffortSchema)) })))),
+  reasoning: v.optional(
+    v.nullable(
+      objectOnly(
+        v.looseObject({
+          effort: v.optional(v.nullable(ReasoningEffortSchema)),
+          summary: v.optional(v.nullable(v.picklist(["auto", "concise", "detailed"], "must be 'auto', 'concise' or 'detailed'"))),
+        }),
+      ),
+    ),
+  ),
   previous_response_id: refusedField("the gateway stores no responses: send the whole conversation in 'input'"),
   conversation: refusedField("the gateway stores no conversations: send the whole conversation in 'input'"),
   prompt: refusedField("the gateway stores no prompt templates: send the prompt in 'instructions' and 'input'"),
