@@ -109,7 +109,8 @@ describe("x-gateway-warnings", () => {
         model,
       );
       for (const field of ["include", "metadata", "truncation", "prompt_cache_key", "frobnicate"]) expect(warnings).toContain(`${field}: not passed on`);
-      expect(warnings).not.toContain("reasoning");
+      // Carried to every upstream; the demo model alone says it does not think.
+      expect(warnings.includes("reasoning")).toBe(model === MODELS.mock);
     }
     // Not sent on, either, to an openai upstream, which is sent a chat completion.
     const body = world.upstreams.openai.requests.at(-1)!.body;

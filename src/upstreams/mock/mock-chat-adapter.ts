@@ -49,7 +49,8 @@ export const mockChatAdapter: ChatAdapter = {
   },
 };
 
-/** The echo is prose: a caller who asked for JSON is told it will not get it. */
+/** The echo is prose, written without thinking: a caller who asked for JSON, or set how hard the model thinks, is told. */
 function warnProse(request: ChatRequest, warnings: UpstreamWarnings): void {
   if (request.responseFormat) warnings.add("response_format", "the demo model answers in prose, not JSON");
+  if (request.reasoning) warnings.add("reasoning", "the demo model does not think; ignored");
 }
