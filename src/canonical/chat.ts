@@ -62,10 +62,9 @@ export interface SamplingParams {
 
 /**
  * How hard the model is to think, on the scale every format maps to: OpenAI's
- * reasoning_effort (its `xhigh` is `max`), Anthropic's effort, Gemini's thinkingLevel.
- * `none`: not at all.
+ * reasoning_effort, Anthropic's effort, Gemini's thinkingLevel. `none`: not at all.
  */
-export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "max";
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 
 /**
  * What the caller asked of the model's thinking. `budgetTokens` comes from a format that

@@ -1,4 +1,5 @@
 import type { WireFormat } from "../canonical/chat.ts";
+import { anthropicEffort, geminiLevel, isAnthropicThinking, openAiEffort } from "./reasoning.ts";
 
 /**
  * The request fields of a caller format that the canonical form carries to an upstream of
@@ -30,7 +31,7 @@ const OPENAI: CarriedFields = {
   response_format: true,
   user: true,
   safety_identifier: true,
-  reasoning_effort: true,
+  reasoning_effort: (value) => openAiEffort(value) !== undefined,
 };
 
 const ANTHROPIC: CarriedFields = {
@@ -46,8 +47,8 @@ const ANTHROPIC: CarriedFields = {
   tools: true,
   tool_choice: true,
   metadata: { user_id: (value) => typeof value === "string" },
-  thinking: true,
-  output_config: { format: true, effort: true },
+  thinking: isAnthropicThinking,
+  output_config: { format: true, effort: (value) => anthropicEffort(value) !== undefined },
 };
 
 /** Response MIME types the canonical form can express (plain text, or JSON). */
@@ -71,7 +72,11 @@ const GEMINI: CarriedFields = {
     responseMimeType: carriedMimeType,
     responseSchema: true,
     responseJsonSchema: true,
-    thinkingConfig: true,
+    thinkingConfig: {
+      thinkingBudget: true,
+      includeThoughts: true,
+      thinkingLevel: (value) => value === "THINKING_LEVEL_UNSPECIFIED" || geminiLevel(value) !== undefined,
+    },
   },
 };
 
@@ -91,7 +96,7 @@ const RESPONSES: CarriedFields = {
   temperature: true,
   top_p: true,
   text: { format: true },
-  reasoning: { effort: true, summary: true },
+  reasoning: { effort: (value) => openAiEffort(value) !== undefined, summary: true },
   stream: true,
   store: true,
   user: true,

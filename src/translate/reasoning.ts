@@ -2,6 +2,43 @@ import type { ChatResponse, ReasoningEffort, ReasoningRequest, StreamPart } from
 import type { StreamStep } from "../streams/stream-step.ts";
 
 /**
+ * Each format's named efforts on the canonical scale. A name not here (one a provider adds
+ * later) reaches an upstream of the caller's format as sent, and is warned for another.
+ */
+const OPENAI_EFFORTS = new Map<unknown, ReasoningEffort>([
+  ["none", "none"],
+  ["minimal", "minimal"],
+  ["low", "low"],
+  ["medium", "medium"],
+  ["high", "high"],
+  ["xhigh", "xhigh"],
+]);
+const ANTHROPIC_EFFORTS = new Map<unknown, ReasoningEffort>([
+  ["low", "low"],
+  ["medium", "medium"],
+  ["high", "high"],
+  ["xhigh", "xhigh"],
+  ["max", "max"],
+]);
+const GEMINI_LEVELS = new Map<unknown, ReasoningEffort>([
+  ["MINIMAL", "minimal"],
+  ["LOW", "low"],
+  ["MEDIUM", "medium"],
+  ["HIGH", "high"],
+]);
+
+/** OpenAI's reasoning_effort (chat) or reasoning.effort (Responses) on the canonical scale. */
+export const openAiEffort = (value: unknown): ReasoningEffort | undefined => OPENAI_EFFORTS.get(value);
+/** Anthropic's output_config.effort on the canonical scale. */
+export const anthropicEffort = (value: unknown): ReasoningEffort | undefined => ANTHROPIC_EFFORTS.get(value);
+/** Gemini's thinkingLevel (its enum names, in any case) on the canonical scale. */
+export const geminiLevel = (value: unknown): ReasoningEffort | undefined => GEMINI_LEVELS.get(typeof value === "string" ? value.toUpperCase() : value);
+
+/** Anthropic's thinking types the canonical form carries. */
+export const isAnthropicThinking = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && ["enabled", "disabled", "adaptive"].includes((value as { type?: unknown }).type as string);
+
+/**
  * The effort a thinking budget stands for, for an upstream that takes an effort: about a
  * thousand tokens is a short think, tens of thousands a long one.
  */

@@ -60,9 +60,11 @@ describe("what the caller asks reaches the upstream in its own terms", () => {
     expect(warningsOf(anthropic.response) + warningsOf(gemini.response)).not.toContain("reasoning");
   });
 
-  test("openai xhigh is Anthropic's max and Gemini's HIGH; none turns thinking off on both", async () => {
+  test("openai xhigh is Anthropic's xhigh and Gemini's HIGH, Anthropic's max OpenAI's xhigh; none turns thinking off", async () => {
     await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "xhigh" });
-    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ effort: "max" });
+    expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ effort: "xhigh" });
+    await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 100, messages: question, thinking: { type: "adaptive" }, output_config: { effort: "max" } });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("xhigh");
     await chat({ model: MODELS.gemini, messages: question, reasoning_effort: "xhigh" });
     expect(onlyRequest(world, "gemini").body.generationConfig.thinkingConfig.thinkingLevel).toBe("HIGH");
     world.reset();
@@ -176,29 +178,53 @@ describe("what is not a thinking setting is a 400 naming the field, before any u
     for (const kind of ["openai", "anthropic", "gemini"] as const) expect(world.upstreams[kind].requests).toHaveLength(0);
   });
 
-  test("openai reasoning_effort out of its set", async () => {
-    const { response, json } = await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "extreme" });
+  test("openai reasoning_effort that is not a string", async () => {
+    const { response, json } = await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: 3 });
     expect(response.status).toBe(400);
     expect(json.error.message).toContain("reasoning_effort");
   });
 
-  test("anthropic thinking under 1,024 tokens, or of an unknown type; an effort out of its set", async () => {
+  test("anthropic thinking under 1,024 tokens, or without a type", async () => {
     const small = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, thinking: { type: "enabled", budget_tokens: 500 } }));
     expect(small.status).toBe(400);
     expect(small.message).toContain("thinking.budget_tokens");
-    const unknown = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, thinking: { type: "deep" } as never }));
-    expect(unknown.status).toBe(400);
-    const effort = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, output_config: { effort: "huge" } as never }));
-    expect(effort.status).toBe(400);
-    expect(effort.message).toContain("output_config.effort");
+    const untyped = await rejectionOf(world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question, thinking: { budget_tokens: 2000 } as never }));
+    expect(untyped.status).toBe(400);
+    expect(untyped.message).toContain("thinking");
   });
 
-  test("gemini thinkingBudget under -1 or fractional, thinkingLevel out of its set", async () => {
-    for (const thinkingConfig of [{ thinkingBudget: -2 }, { thinkingBudget: 1.5 }, { thinkingLevel: "ultra" }]) {
+  test("gemini thinkingBudget under -1 or fractional", async () => {
+    for (const thinkingConfig of [{ thinkingBudget: -2 }, { thinkingBudget: 1.5 }, { thinkingBudget: "lots" }]) {
       const { response, json } = await generate(MODELS.openai, geminiAsking({ thinkingConfig }));
       expect(response.status).toBe(400);
-      expect(json.error.message).toContain("generationConfig.thinkingConfig");
+      expect(json.error.message).toContain("generationConfig.thinkingConfig.thinkingBudget");
     }
+  });
+});
+
+describe("a setting the gateway does not know (one a provider adds later) reaches the caller's own format as sent", () => {
+  test("and is named for another, which gets no thinking setting from it", async () => {
+    await chat({ model: MODELS.openai, messages: question, reasoning_effort: "ultra" });
+    expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("ultra");
+    const translated = await chat({ model: MODELS.anthropic, messages: question, reasoning_effort: "ultra" });
+    expect(translated.response.status).toBe(200);
+    expect(warningsOf(translated.response)).toContain("reasoning_effort: not passed on");
+    expect(onlyRequest(world, "anthropic").body).not.toHaveProperty("thinking");
+    world.reset();
+
+    await world.anthropic.messages.create({ model: MODELS.anthropic, max_tokens: 100, messages: question, thinking: { type: "deliberate" } as never });
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "deliberate" });
+    const { response } = await world.anthropic.messages
+      .create({ model: MODELS.gemini, max_tokens: 100, messages: question, thinking: { type: "deliberate" } as never, output_config: { effort: "huge" } as never })
+      .withResponse();
+    expect(warningsOf(response)).toContain("thinking: not passed on");
+    expect(warningsOf(response)).toContain("output_config.effort: not passed on");
+    expect(onlyRequest(world, "gemini").body.generationConfig).not.toHaveProperty("thinkingConfig");
+    world.reset();
+
+    const level = await generate(MODELS.openai, geminiAsking({ thinkingConfig: { thinkingLevel: "ULTRA" } }));
+    expect(warningsOf(level.response)).toContain("generationConfig.thinkingConfig.thinkingLevel: not passed on");
+    expect(onlyRequest(world, "openai").body).not.toHaveProperty("reasoning_effort");
   });
 });
 

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest } from "./request-schema.ts";
 import { nothingUntranslated } from "../untranslated.ts";
+import { anthropicEffort } from "../reasoning.ts";
 
 type Block = Exclude<AnthropicPrompt["messages"][number]["content"], string>[number];
 type Tool = NonNullable<AnthropicPrompt["tools"]>[number];
@@ -114,11 +115,14 @@ function responseFormatOf(config: AnthropicPrompt["output_config"]): ResponseFor
  * model is to spend. The caller sees thinking blocks when it turned thinking on.
  */
 function reasoningOf(body: MessagesRequest): Pick<ChatRequest, "reasoning" | "showReasoning"> {
-  const effort = body.output_config?.effort;
+  const effort = anthropicEffort(body.output_config?.effort);
   const thinking = body.thinking;
   const withEffort = effort === undefined ? {} : { effort };
   if (thinking?.type === "disabled") return { reasoning: { effort: "none" }, showReasoning: false };
-  if (thinking?.type === "enabled") return { reasoning: { budgetTokens: thinking.budget_tokens, ...withEffort }, showReasoning: true };
+  // The schema holds an `enabled` thinking to a budget; the check narrows its type.
+  if (thinking?.type === "enabled" && typeof thinking.budget_tokens === "number") {
+    return { reasoning: { budgetTokens: thinking.budget_tokens, ...withEffort }, showReasoning: true };
+  }
   if (thinking?.type === "adaptive") return { reasoning: withEffort, showReasoning: true };
   return { ...(effort === undefined ? {} : { reasoning: withEffort }), showReasoning: false };
 }

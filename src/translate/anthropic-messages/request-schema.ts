@@ -84,18 +84,23 @@ const ToolChoice = v.variant("type", [
  */
 const OutputConfig = v.looseObject({
   format: v.optional(v.nullable(v.looseObject({ type: v.literal("json_schema", "must be 'json_schema'"), schema: JsonObjectSchema }))),
-  effort: v.optional(v.picklist(["low", "medium", "high", "max"], "must be 'low', 'medium', 'high' or 'max'")),
+  effort: v.optional(v.string("must be a string")),
 });
 
-/** Extended thinking: a budget of at least 1,024 tokens (as Anthropic requires), off, or adaptive (the model decides, by `effort`). */
+/**
+ * Extended thinking: a budget of at least 1,024 tokens (as Anthropic requires), off, or
+ * adaptive (the model decides, by `effort`); a type Anthropic adds later is kept for an
+ * anthropic upstream.
+ */
 const Thinking = v.variant(
   "type",
   [
     v.looseObject({ type: v.literal("enabled"), budget_tokens: integerAtLeast(1024) }),
     v.looseObject({ type: v.literal("disabled") }),
     v.looseObject({ type: v.literal("adaptive") }),
+    otherTypedObject(["enabled", "disabled", "adaptive"]),
   ],
-  "must have type 'enabled', 'disabled' or 'adaptive'",
+  "must be an object with a 'type'",
 );
 
 /** POST /v1/messages, validated as spec 4.2; unknown fields kept for a same-format upstream. */

@@ -24,14 +24,14 @@ function responseObjectOf(content: string): unknown {
 
 /**
  * The caller's reasoning as Gemini's thinkingConfig: off (a budget of 0), a budget, or a
- * level (Gemini's highest for `max`), else the model's choice; with thought summaries when
+ * level (Gemini's highest for `xhigh` and `max`), else the model's choice; with thought summaries when
  * the caller shows thinking. A budget and a level together are a 400, so one is sent.
  */
 function thinkingConfigOf(reasoning: ReasoningRequest, show: boolean): Record<string, unknown> {
   if (reasoning.effort === "none") return { thinkingBudget: 0 };
   const config: Record<string, unknown> = {};
   if (reasoning.budgetTokens !== undefined) config.thinkingBudget = reasoning.budgetTokens;
-  else if (reasoning.effort) config.thinkingLevel = reasoning.effort === "max" ? "HIGH" : reasoning.effort.toUpperCase();
+  else if (reasoning.effort) config.thinkingLevel = reasoning.effort === "max" || reasoning.effort === "xhigh" ? "HIGH" : reasoning.effort.toUpperCase();
   if (show) config.includeThoughts = true;
   return config;
 }

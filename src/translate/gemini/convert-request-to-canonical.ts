@@ -1,8 +1,9 @@
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
 import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
+import { geminiLevel } from "../reasoning.ts";
 
 type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
 
@@ -124,11 +125,11 @@ function reasoningOf(config: GenerationConfig): Pick<ChatRequest, "reasoning" | 
   const thinking = config.thinkingConfig;
   const showReasoning = thinking?.includeThoughts === true;
   const budget = thinking?.thinkingBudget;
-  const level = thinking?.thinkingLevel;
+  const level = geminiLevel(thinking?.thinkingLevel);
   if (budget === 0) return { reasoning: { effort: "none" }, showReasoning };
   const reasoning: ReasoningRequest = {};
   if (budget !== undefined && budget > 0) reasoning.budgetTokens = budget;
-  if (level !== undefined && level !== "THINKING_LEVEL_UNSPECIFIED") reasoning.effort = level.toLowerCase() as ReasoningEffort;
+  if (level !== undefined) reasoning.effort = level;
   const asked = Object.keys(reasoning).length > 0 || budget === -1 || showReasoning;
   return { ...(asked ? { reasoning } : {}), showReasoning };
 }

@@ -84,6 +84,7 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
     body.response_format = { type: "json_schema", json_schema: { name: format.name ?? "response", schema: format.schema, ...(strict !== undefined ? { strict } : {}) } };
   }
   const effort = request.reasoning && effortOf(request.reasoning);
+  // xhigh is OpenAI's most.
   if (effort) body.reasoning_effort = effort === "max" ? "xhigh" : effort;
   // OpenAI's end-user id field; `safety_identifier`, its newer name, is unknown to many compatible servers.
   if (request.endUser) body.user = request.endUser.id;

@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
 import { isFunctionTool, isFunctionToolCall, isModelledPart, type ChatCompletionRequest } from "./request-schema.ts";
 import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
+import { openAiEffort } from "../reasoning.ts";
 
 type OpenAiMessage = ChatCompletionRequest["messages"][number];
 
@@ -98,9 +99,10 @@ export function endUserOf(body: Pick<ChatCompletionRequest, "user" | "safety_ide
   return { id: safetyIdentifier, field: "safety_identifier" };
 }
 
-/** OpenAI's reasoning effort (chat's reasoning_effort, the Responses API's reasoning.effort) as the canonical request's. */
-export function reasoningOfEffort(effort: ChatCompletionRequest["reasoning_effort"]): Pick<ChatRequest, "reasoning"> {
-  return effort ? { reasoning: { effort: effort === "xhigh" ? "max" : effort } } : {};
+/** OpenAI's reasoning effort (chat's reasoning_effort, the Responses API's reasoning.effort) as the canonical request's, when it is one the gateway knows. */
+export function reasoningOfEffort(value: string | null | undefined): Pick<ChatRequest, "reasoning"> {
+  const effort = openAiEffort(value);
+  return effort ? { reasoning: { effort } } : {};
 }
 
 /** A validated chat-completions body in the canonical form, the body itself kept for an openai upstream. */
