@@ -35,8 +35,11 @@ export const anthropicEffort = (value: unknown): ReasoningEffort | undefined => 
 export const geminiLevel = (value: unknown): ReasoningEffort | undefined => GEMINI_LEVELS.get(typeof value === "string" ? value.toUpperCase() : value);
 
 /** Anthropic's thinking types the canonical form carries. */
+export const ANTHROPIC_THINKING_TYPES = ["enabled", "disabled", "adaptive"];
+
+/** Whether an Anthropic `thinking` is of a type the canonical form carries. */
 export const isAnthropicThinking = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && ["enabled", "disabled", "adaptive"].includes((value as { type?: unknown }).type as string);
+  typeof value === "object" && value !== null && ANTHROPIC_THINKING_TYPES.includes((value as { type?: unknown }).type as string);
 
 /**
  * The effort a thinking budget stands for, for an upstream that takes an effort: about a

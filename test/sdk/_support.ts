@@ -145,6 +145,11 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<any> {
   throw new Error("expected the SDK call to fail, but it succeeded");
 }
 
+/** The x-gateway-warnings header of a response, "" without one. */
+export function warningsOf(response: Response): string {
+  return response.headers.get("x-gateway-warnings") ?? "";
+}
+
 /** The one request an upstream of `kind` received since the last reset. */
 export function onlyRequest(world: World, kind: RemoteKind): any {
   const requests = world.upstreams[kind].requests;

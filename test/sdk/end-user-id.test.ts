@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
+import { MODELS, onlyRequest, startWorld, type World, warningsOf } from "./_support.ts";
 
 /**
  * The caller's id for its end user, which providers use to tell an abusive user from the
@@ -16,7 +16,6 @@ afterAll(() => world.close());
 beforeEach(() => world.reset());
 
 const hello = [{ role: "user" as const, content: "Hello" }];
-const warningsOf = (response: Response) => response.headers.get("x-gateway-warnings") ?? "";
 
 describe("anthropic caller: metadata.user_id", () => {
   test("reaches an openai upstream as user, with no warning", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { bearer } from "../helpers/gateway.ts";
-import { MODELS, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
+import { MODELS, onlyRequest, rejectionOf, startWorld, warningsOf, type World } from "./_support.ts";
 
 /**
  * A model's thinking across formats. What the caller asks (OpenAI's reasoning_effort,
@@ -23,10 +23,6 @@ const question = [{ role: "user" as const, content: "What is the cube root of 27
 const THOUGHT = "27 is 3 cubed, so its cube root is 3.";
 const GEMINI_THOUGHT = "**Finding the cube root**\n\n27 is 3 cubed, so its cube root is 3.";
 const ANSWER = "The cube root of 27 is 3.";
-
-function warningsOf(response: Response): string {
-  return response.headers.get("x-gateway-warnings") ?? "";
-}
 
 /** POSTs a chat-completions body and returns the response, its body read. */
 async function chat(body: Record<string, unknown>): Promise<{ response: Response; json: any }> {

@@ -6,7 +6,7 @@ import { bearer } from "../helpers/gateway.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { ANTHROPIC_PLAIN_FIXTURE } from "../helpers/anthropic-upstream.ts";
 import { GEMINI_PLAIN_FIXTURE } from "../helpers/gemini-upstream.ts";
-import { MODELS, WEATHER, onlyRequest, rejectionOf, startWorld, type World } from "./_support.ts";
+import { MODELS, WEATHER, onlyRequest, rejectionOf, startWorld, type World, warningsOf } from "./_support.ts";
 
 /**
  * Structured outputs across formats: OpenAI's response_format json_schema and Anthropic's
@@ -24,7 +24,6 @@ beforeEach(() => world.reset());
 
 const hello = [{ role: "user" as const, content: "Where is the Eiffel Tower?" }];
 const citySchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
-const warningsOf = (response: Response) => response.headers.get("x-gateway-warnings") ?? "";
 
 /** Each upstream's plain answer, with `text` as the answer's text (a JSON answer). */
 const anthropicAnswering = (text: string) => ({ ...jsonFixture(ANTHROPIC_PLAIN_FIXTURE), content: [{ type: "text", text }] });

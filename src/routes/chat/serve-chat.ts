@@ -17,6 +17,11 @@ import { hidingReasoning, withoutReasoning } from "../../translate/reasoning.ts"
  */
 const KEEP_ALIVE = { firstAfterMs: 1_000, everyMs: 10_000 };
 
+/** A translated answer: without the model's thinking when the caller did not ask to see it. */
+function shown(response: ChatResponse, request: ChatRequest): ChatResponse {
+  return request.showReasoning ? response : withoutReasoning(response);
+}
+
 /** A translated stream's renderer: without the model's thinking when the caller did not ask to see it. */
 function translated(render: StreamStep<StreamPart, string>, request: ChatRequest): StreamStep<StreamPart, string> {
   return request.showReasoning ? render : hidingReasoning(render);
@@ -57,8 +62,7 @@ export async function serveChat(
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
     const { native } = served.value;
-    const shown = request.showReasoning ? served.value : withoutReasoning(served.value);
-    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(shown, request.model);
+    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(shown(served.value, request), request.model);
     return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);

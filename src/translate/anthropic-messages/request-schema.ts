@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
+import { ANTHROPIC_THINKING_TYPES } from "../reasoning.ts";
 
 const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
 const ImageBlock = v.looseObject({
@@ -98,7 +99,7 @@ const Thinking = v.variant(
     v.looseObject({ type: v.literal("enabled"), budget_tokens: integerAtLeast(1024) }),
     v.looseObject({ type: v.literal("disabled") }),
     v.looseObject({ type: v.literal("adaptive") }),
-    otherTypedObject(["enabled", "disabled", "adaptive"]),
+    otherTypedObject(ANTHROPIC_THINKING_TYPES),
   ],
   "must be an object with a 'type'",
 );

@@ -96,7 +96,7 @@ const ToolChoice = v.union(
 
 /**
  * How hard a reasoning model thinks (chat's reasoning_effort, the Responses API's
- * reasoning.effort): any string, so a value OpenAI adds later reaches an openai upstream;
+ * reasoning.effort): every string is taken, so a value OpenAI adds later reaches an openai upstream;
  * the values known (translate/reasoning.ts) reach the other kinds.
  */
 export const ReasoningEffortSchema = v.string("must be a string");
