@@ -161,10 +161,20 @@ export interface Usage {
   outputTokens: number;
   /** Input tokens served from the upstream's prompt cache, when it reports them. */
   cachedInputTokens?: number;
+  /**
+   * Of outputTokens, those the model spent thinking, when the upstream counts them apart
+   * (OpenAI's reasoning_tokens, Gemini's thoughtsTokenCount; Anthropic does not).
+   */
+  reasoningTokens?: number;
 }
 
 /** The prompt's half of a usage. */
-export type PromptUsage = Omit<Usage, "outputTokens">;
+export type PromptUsage = Pick<Usage, "inputTokens" | "cachedInputTokens">;
+
+/** The prompt's half of `usage`, without its output counts. */
+export function promptOf(usage: Usage): PromptUsage {
+  return usage.cachedInputTokens === undefined ? { inputTokens: usage.inputTokens } : { inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens };
+}
 
 export interface ChatResponse {
   id: string;

@@ -361,3 +361,51 @@ describe("what the upstream thought reaches the caller where its format shows th
     expect(onlyRequest(world, "openai").body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user"]);
   });
 });
+
+describe("usage counts the thinking apart where the caller's format does", () => {
+  // gemini-thinking: 10 answer tokens and 56 of thoughts; openai-chat-reasoning: 58 completion tokens, 49 of them reasoning.
+  test("openai caller: Gemini's thoughtsTokenCount is completion_tokens_details.reasoning_tokens, inside completion_tokens, whole and streamed", async () => {
+    world.upstreams.gemini.setBehavior({ response: jsonFixture("gemini-thinking.json"), streamFixture: "gemini-thinking-stream.sse" });
+    const completion = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: question });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 66, total_tokens: 75, completion_tokens_details: { reasoning_tokens: 56 } });
+
+    const stream = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: question, stream: true, stream_options: { include_usage: true } });
+    let usage: unknown;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    expect(usage).toMatchObject({ completion_tokens: 66, completion_tokens_details: { reasoning_tokens: 56 } });
+    const rows = (await world.gw.admin("GET", "/v1/admin/usage?limit=2")).body.usage;
+    expect(rows.map((row: { completion_tokens: number }) => row.completion_tokens)).toEqual([66, 66]);
+  });
+
+  test("genai caller: OpenAI's reasoning_tokens are thoughtsTokenCount, left out of candidatesTokenCount, whole and streamed", async () => {
+    world.upstreams.openai.setBehavior({ completion: jsonFixture("openai-chat-reasoning.json"), streamFixture: "openai-chat-reasoning-stream.sse" });
+    const expected = { promptTokenCount: 12, candidatesTokenCount: 9, thoughtsTokenCount: 49, totalTokenCount: 70 };
+    const response = await world.genai.models.generateContent({ model: MODELS.openai, contents: "What is the cube root of 27?" });
+    expect(response.usageMetadata).toMatchObject(expected);
+
+    let usage: unknown;
+    for await (const chunk of await world.genai.models.generateContentStream({ model: MODELS.openai, contents: "What is the cube root of 27?" })) {
+      if (chunk.usageMetadata) usage = chunk.usageMetadata;
+    }
+    expect(usage).toMatchObject(expected);
+  });
+
+  test("responses caller: output_tokens_details.reasoning_tokens, whole and streamed; 0 when the upstream does not count them apart", async () => {
+    world.upstreams.gemini.setBehavior({ response: jsonFixture("gemini-thinking.json"), streamFixture: "gemini-thinking-stream.sse" });
+    const asked = { model: MODELS.gemini, input: "What is the cube root of 27?", store: false };
+    const whole = await world.openai.responses.create(asked);
+    expect(whole.usage).toMatchObject({ input_tokens: 9, output_tokens: 66, output_tokens_details: { reasoning_tokens: 56 } });
+    const final = await world.openai.responses.stream(asked).finalResponse();
+    expect(final.usage).toMatchObject({ output_tokens: 66, output_tokens_details: { reasoning_tokens: 56 } });
+
+    world.upstreams.anthropic.setBehavior({ message: jsonFixture("anthropic-thinking-message.json") });
+    const anthropic = await world.openai.responses.create({ ...asked, model: MODELS.anthropic });
+    expect(anthropic.usage).toMatchObject({ output_tokens: 61, output_tokens_details: { reasoning_tokens: 0 } });
+  });
+
+  test("anthropic caller: the thinking is inside output_tokens, as Anthropic counts it", async () => {
+    world.upstreams.gemini.setBehavior({ response: jsonFixture("gemini-thinking.json") });
+    const message = await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 4000, messages: question });
+    expect(message.usage).toMatchObject({ input_tokens: 9, output_tokens: 66 });
+  });
+});

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { FinishReason, PromptUsage, StreamPart, Usage } from "../../canonical/chat.ts";
+import { promptOf, type FinishReason, type PromptUsage, type StreamPart, type Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
@@ -66,7 +66,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
             id: event.message?.id ?? "",
             model: event.message?.model ?? "",
             created: Math.floor(now() / 1000),
-            prompt: inputReported ? usageFromAnthropic(usage) : undefined,
+            prompt: inputReported ? promptOf(usageFromAnthropic(usage)) : undefined,
           });
           break;
         case "content_block_start":

@@ -48,20 +48,28 @@ export type GeminiResponse = v.InferOutput<typeof GeminiResponseSchema>;
 /** Gemini usage in canonical terms; thinking tokens are billed as output, as Google bills them. */
 export function usageFromGemini(usage: v.InferOutput<typeof GeminiUsageSchema>): Usage {
   const cached = usage.cachedContentTokenCount ?? 0;
+  const thoughts = usage.thoughtsTokenCount ?? 0;
   return {
     inputTokens: usage.promptTokenCount,
-    outputTokens: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
+    outputTokens: (usage.candidatesTokenCount ?? 0) + thoughts,
     ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+    // Gemini leaves out counts of 0, so a model that did not think reports nothing here.
+    ...(thoughts > 0 ? { reasoningTokens: thoughts } : {}),
   };
 }
 
-/** Canonical usage as Gemini's usageMetadata. */
+/**
+ * Canonical usage as Gemini's usageMetadata, whose candidatesTokenCount leaves out the
+ * thinking that thoughtsTokenCount counts (the total counts both).
+ */
 export function usageToGemini(usage: Usage) {
+  const thoughts = usage.reasoningTokens ?? 0;
   return {
     promptTokenCount: usage.inputTokens,
-    candidatesTokenCount: usage.outputTokens,
+    candidatesTokenCount: usage.outputTokens - thoughts,
     totalTokenCount: usage.inputTokens + usage.outputTokens,
     ...(usage.cachedInputTokens ? { cachedContentTokenCount: usage.cachedInputTokens } : {}),
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   };
 }
 

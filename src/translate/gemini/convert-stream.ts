@@ -1,4 +1,4 @@
-import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import { promptOf, type FinishReason, type StreamPart, type Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { geminiErrorEvent } from "./error-event.ts";
 import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
@@ -44,7 +44,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
       if (!started) {
         started = true;
         // Gemini counts the prompt on every chunk: the first one's count is the start's prompt.
-        controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000), prompt: usage ?? undefined });
+        controller.enqueue({ type: "start", id: chunk.responseId ?? "", model: chunk.modelVersion ?? "", created: Math.floor(now() / 1000), prompt: usage ? promptOf(usage) : undefined });
       }
       const candidates = chunk.candidates;
       // One answer reads the first candidate alone, as it always did.

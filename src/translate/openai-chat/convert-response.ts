@@ -11,6 +11,7 @@ export const OpenAiUsageSchema = v.looseObject({
   prompt_tokens: TokenCountSchema,
   completion_tokens: TokenCountSchema,
   prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
+  completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
 });
 
 /**
@@ -55,10 +56,12 @@ export const OpenAiChatResponseSchema = v.looseObject({
 /** OpenAI usage in canonical terms. */
 export function usageFromOpenAi(usage: v.InferOutput<typeof OpenAiUsageSchema>): Usage {
   const cached = usage.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   return {
     inputTokens: usage.prompt_tokens,
     outputTokens: usage.completion_tokens,
     ...(cached ? { cachedInputTokens: cached } : {}),
+    ...(reasoning != null ? { reasoningTokens: Math.min(reasoning, usage.completion_tokens) } : {}),
   };
 }
 
@@ -69,6 +72,7 @@ export function usageToOpenAi(usage: Usage) {
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
     ...(usage.cachedInputTokens ? { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } } : {}),
+    ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
   };
 }
 
