@@ -38,12 +38,14 @@ export interface ExchangingInstance {
  * its own, and each page of its read a statement. Each transaction writes its rows at a time of
  * its own, later than the one before, so a reader skips the rows it has read (see PeerReads).
  *
- * An instance alone on its database neither writes nor reads, and drops its counts. Its first
- * write, its first after a time alone, and its first after another instance started or
- * stopped, also publish the level of every bucket not full, so an instance that has just
- * joined begins from them. At a graceful stop it writes those levels once more (`retire`),
- * and at start it begins from the levels of the last minute (`seed`): a restart, or a new
- * instance, does not start with full buckets.
+ * An instance alone on its database reads nothing, but still writes what it admitted with
+ * those buckets' levels, for whichever gateway starts next, should this one be killed. Its
+ * first write with company, its first after a time alone, and its first after another
+ * instance started or stopped, also publish the level of every bucket not full, so an
+ * instance that has just joined begins from them. At a graceful stop it writes those levels
+ * once more (`retire`), and at start it begins from the levels of the last minute (`seed`):
+ * a restart, a new instance, or one started after a crash (less what was admitted in the
+ * last poll interval) does not start with full buckets.
  */
 export class RateExchange {
   #reads = new PeerReads(REFILL_MS);
@@ -84,8 +86,8 @@ export class RateExchange {
   }
 
   /**
-   * One exchange (nothing but dropping the counts when this instance is alone), then the
-   * buckets that are full and idle are let go, at the same cadence.
+   * One exchange (only the write when this instance is alone), then the buckets that are
+   * full and idle are let go, at the same cadence.
    */
   run(): Promise<void> {
     return this.#inTurn(async () => {
@@ -123,9 +125,13 @@ export class RateExchange {
 
   async #exchange(): Promise<void> {
     if (this.instance.alone) {
-      this.limiter.dropAdmitted();
+      // Nobody reads the rows meanwhile, but the next gateway to start does (seed): written,
+      // they outlive a lone gateway killed without a graceful stop, which would otherwise leave
+      // its successor full buckets. Nothing admitted, nothing written: an idle gateway stays idle.
       this.#reads.clear();
       this.#publishAll = true;
+      const mine = this.limiter.takeAdmitted();
+      if (mine.length > 0) await this.#write(mine);
       return;
     }
     await this.#write(this.limiter.takeAdmitted(this.#publishAll));

@@ -144,14 +144,6 @@ export class RateLimiter {
     return taken;
   }
 
-  /** Drops what every bucket admitted since the last take: an instance alone sends it to no one. */
-  dropAdmitted(): void {
-    for (const { admitted } of this.#buckets.values()) {
-      admitted.requests = 0;
-      admitted.tokens = 0;
-    }
-  }
-
   /**
    * Forgets every bucket that is full, has nothing admitted waiting for the exchange and no
    * reservation unsettled: such a bucket is the same as none, and without this every account

@@ -6,8 +6,8 @@ import { fakeProcesses, whenFeedSees } from "../billing/_inprocess.ts";
 
 /**
  * Rate limits shared by in-process gateways on one database file (src/limits/rate-exchange.ts),
- * each exchange run by hand so every step is seen: one alone writes nothing, and publishes its
- * drained buckets once another joins; two charge each other what they admitted; the rows of one
+ * each exchange run by hand so every step is seen: one alone writes what it admitted and reads
+ * nothing, and publishes its drained buckets again once another joins; two charge each other what they admitted; the rows of one
  * that died go, and one that retires leaves its levels until the other's clean-up. The same with
  * real processes, on the change feed's timer, is in two-processes.test.ts and restart.test.ts.
  */
@@ -44,13 +44,16 @@ const rowsOf = (gw: TestGateway) => a.database.db.selectFrom("rate_usage").selec
 /** The free-plan key `a` drains while alone. */
 let drained: { userId: string; key: string };
 
-test("an instance alone on its database writes no rate-limit counts, whatever it served", async () => {
+test("an instance alone on its database writes what it admitted with its levels, for the next to start; idle, it writes nothing", async () => {
   drained = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) expect((await chat(a, drained.key)).status).toBe(200);
   expect(a.services.instance.alone).toBe(true);
   await a.services.rateExchange.run();
+  const written = await a.database.db.selectFrom("rate_usage").selectAll().execute();
+  expect(written).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 10, requests_per_minute: 10 })]);
+  expect(written[0]!.requests_level).toBeLessThan(1);
   await a.services.rateExchange.run();
-  expect(await a.database.db.selectFrom("rate_usage").selectAll().execute()).toEqual([]);
+  expect(await a.database.db.selectFrom("rate_usage").selectAll().execute()).toEqual(written);
 });
 
 test("an instance joining one that was alone refuses an account the other drained, once both exchanged", async () => {
@@ -58,9 +61,9 @@ test("an instance joining one that was alone refuses an account the other draine
   expect(b.services.instance.alone).toBe(false);
   await whenFeedSees(a, false);
   // `a`'s first exchange with company publishes the levels of its buckets not full, with
-  // nothing counted; `b` has never seen the row, so it lowers to the level and charges nothing.
+  // nothing more counted; `b` has never read the row, so it lowers to the level and charges nothing.
   await a.services.rateExchange.run();
-  expect(await rowsOf(a)).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 0, requests_level: expect.any(Number) })]);
+  expect(await rowsOf(a)).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 10, requests_level: expect.any(Number) })]);
   expect((await rowsOf(a))[0]!.requests_level).toBeLessThan(1);
   await b.services.rateExchange.run();
   const limited = await chat(b, drained.key);
@@ -105,8 +108,8 @@ test("tokens are exchanged net of settlement: a reservation settled to actual us
   expect(Number(limited.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(left);
 });
 
-test("the rows of an instance found dead go with it, and the one left alone stops exchanging", async () => {
-  const { key } = await keyOnPlan("pro");
+test("the rows of an instance found dead go with it, and the one left alone writes its own and reads none", async () => {
+  const { userId, key } = await keyOnPlan("pro");
   expect((await chat(b, key)).status).toBe(200);
   await b.services.rateExchange.run();
   expect((await rowsOf(b)).length).toBeGreaterThan(0);
@@ -118,10 +121,17 @@ test("the rows of an instance found dead go with it, and the one left alone stop
   expect(await rowsOf(b)).toEqual([]);
   expect(a.services.instance.alone).toBe(true);
 
-  const before = await rowsOf(a);
+  // A drained bucket in a row of some other writer: an instance alone does not read it.
+  const other = await keyOnPlan("pro");
+  const foreign = { instance_id: "inst_elsewhere", bucket: `user:${other.userId}`, requests: 5, tokens: 0, requests_per_minute: 600, tokens_per_minute: 2_000_000 };
+  await a.database.db.insertInto("rate_usage").values({ ...foreign, requests_level: 0, tokens_level: null, updated_at: Date.now() }).execute();
   expect((await chat(a, key)).status).toBe(200);
   await a.services.rateExchange.run();
-  expect(await rowsOf(a)).toEqual(before);
+  expect((await rowsOf(a)).filter((row) => row.bucket === `user:${userId}`)).toEqual([expect.objectContaining({ requests: 1 })]);
+  const unlowered = await chat(a, other.key);
+  expect(unlowered.status).toBe(200);
+  expect(unlowered.headers.get("x-ratelimit-remaining-requests")).toBe("599");
+  await a.database.db.deleteFrom("rate_usage").where("instance_id", "=", foreign.instance_id).execute();
 });
 
 test("an instance that retires writes what it admitted since its last exchange and its levels; the other's clean-up takes them", async () => {
