@@ -388,6 +388,16 @@ describe("usage counts the thinking apart where the caller's format does", () =>
       if (chunk.usageMetadata) usage = chunk.usageMetadata;
     }
     expect(usage).toMatchObject(expected);
+
+    // A reasoning count that is not believable is left out; the usage it came with is still billed.
+    const odd = jsonFixture("openai-chat-reasoning.json");
+    odd.usage.completion_tokens_details = { reasoning_tokens: 1.5 };
+    world.upstreams.openai.setBehavior({ completion: odd });
+    const oddResponse = await world.genai.models.generateContent({ model: MODELS.openai, contents: "What is the cube root of 27?" });
+    expect(oddResponse.usageMetadata).toMatchObject({ promptTokenCount: 12, candidatesTokenCount: 58, totalTokenCount: 70 });
+    expect(oddResponse.usageMetadata?.thoughtsTokenCount).toBeUndefined();
+    const [row] = (await world.gw.admin("GET", "/v1/admin/usage?limit=1")).body.usage;
+    expect(row).toMatchObject({ prompt_tokens: 12, completion_tokens: 58 });
   });
 
   test("responses caller: output_tokens_details.reasoning_tokens, whole and streamed; 0 when the upstream does not count them apart", async () => {

@@ -11,7 +11,8 @@ export const OpenAiUsageSchema = v.looseObject({
   prompt_tokens: TokenCountSchema,
   completion_tokens: TokenCountSchema,
   prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
-  completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: v.optional(v.nullable(TokenCountSchema)) }))),
+  // Only told to the caller, never billed apart: a count not believable is left out, not the usage.
+  completion_tokens_details: v.fallback(v.optional(v.nullable(v.looseObject({ reasoning_tokens: v.fallback(v.optional(v.nullable(TokenCountSchema)), undefined) }))), undefined),
 });
 
 /**
