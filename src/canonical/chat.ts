@@ -43,7 +43,7 @@ export interface ToolDefinition {
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
 /**
- * A shape the answer's text must take: any JSON, or JSON matching a schema. `strict`: the
+ * A shape the answer's text must take: JSON of whatever shape, or JSON matching a schema. `strict`: the
  * answer is to be held to the schema, not merely asked for (OpenAI's `strict`; Anthropic's
  * structured outputs always are).
  */
@@ -144,7 +144,7 @@ export interface ChatRequest {
   /**
    * What the caller asked for that no upstream of any kind receives, as `field: why` (a
    * Responses caller's `store`, `reasoning`...), for the caller's warnings. Only a caller
-   * format no upstream speaks has any: the others' such fields reach a same-format upstream.
+   * format no upstream speaks has such fields: the others' such fields reach a same-format upstream.
    */
   unhonoured?: string[];
 }
