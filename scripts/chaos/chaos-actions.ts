@@ -107,9 +107,7 @@ async function blow(plan: ChaosPlan, victim: GatewayProcess): Promise<string> {
     }
   } else if (how === "killInDrain") {
     // SIGTERM, and SIGKILL while it drains, flushes, closes its leases or retires.
-    victim.proc.kill("SIGTERM");
-    await sleep(random.int(0, 400));
-    await fleet.end(victim, "SIGKILL");
+    await fleet.end(victim, "SIGKILL", random.int(0, 400));
   } else {
     await fleet.end(victim, "SIGTERM");
   }

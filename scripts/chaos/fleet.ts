@@ -1,5 +1,6 @@
 import { spawnGateway, type GatewayProcess } from "../../test/billing/_support.ts";
 import type { Random } from "./random.ts";
+import { sleep } from "../../test/helpers/common.ts";
 
 /** How an instance left the fleet. */
 export type Ending = "SIGKILL" | "SIGTERM";
@@ -30,6 +31,8 @@ export class Fleet {
   readonly #all: GatewayProcess[] = [];
   /** Why starts failed, one line each. */
   readonly failedStarts: string[] = [];
+  /** Instances that exited without being told to, each with its exit code and the end of its output. */
+  readonly unexpectedExits: string[] = [];
   /** Stalls in progress: each resolves once its instance runs again. */
   readonly #stalls = new Set<Promise<void>>();
   /** When an instance last died or came back from a stall: a registry pass of every live instance is due 5 s after. */
@@ -68,12 +71,27 @@ export class Fleet {
     this.counts.starts++;
     this.#all.push(gw);
     this.#live.push(gw);
+    const started = gw;
+    void started.proc.exited.then((code) => {
+      // An instance told to die has left `live` (and a stalled one is back in it before it runs).
+      if (!this.#live.includes(started)) return;
+      this.#forget(started);
+      const tail = started.output().trimEnd().split("\n").slice(-15).join("\n    ");
+      this.unexpectedExits.push(`pid ${started.pid} exited by itself with ${code ?? started.proc.signalCode}; its last output:\n    ${tail}`);
+    });
     return gw;
   }
 
-  /** Ends `gw` the way `how` says; resolves once it has exited. */
-  async end(gw: GatewayProcess, how: Ending): Promise<void> {
+  /**
+   * Ends `gw` the way `how` says; resolves once it has exited. A SIGKILL `afterTermMs` follows
+   * a SIGTERM by that long, so it lands while the instance drains (unless it exited already).
+   */
+  async end(gw: GatewayProcess, how: Ending, afterTermMs?: number): Promise<void> {
     this.#forget(gw);
+    if (afterTermMs !== undefined) {
+      gw.proc.kill("SIGTERM");
+      await sleep(afterTermMs);
+    }
     if (how === "SIGKILL") {
       this.counts.kills++;
       await gw.kill9();

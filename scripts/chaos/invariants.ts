@@ -35,6 +35,7 @@ export async function checkInvariants(dir: string, fleet: Fleet, observations: O
   }
   await checkServedPrices(dir, fleet, expect);
   for (const error of observations.serverErrors.splice(0)) expect(false, () => `a 500: ${error}`);
+  for (const exit of fleet.unexpectedExits.splice(0)) expect(false, () => exit);
   const doctor = await runDoctorCli(dir, 30_000);
   expect(doctor.code === 0 && /\b0 ledger mismatches\b/.test(doctor.stdout), () => `doctor: ${doctor.stdout.trim()}`);
   return outcome;
