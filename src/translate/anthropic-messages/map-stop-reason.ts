@@ -1,9 +1,13 @@
 import type { FinishReason } from "../../canonical/chat.ts";
 
-/** An Anthropic stop_reason in canonical terms. */
+/**
+ * An Anthropic stop_reason in canonical terms. `model_context_window_exceeded` cut the answer
+ * short as max_tokens does, only at the context window's end instead of the caller's limit.
+ */
 export function mapAnthropicStopReason(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case "max_tokens":
+    case "model_context_window_exceeded":
       return "length";
     case "tool_use":
       return "tool_calls";

@@ -77,10 +77,17 @@ export function usageToOpenAi(usage: Usage) {
   };
 }
 
-/** The finish reason of an OpenAI answer: a refusal comes with finish_reason "stop" and its words in `refusal`. */
-export function finishOfOpenAi(finishReason: string | null | undefined, refused: boolean): FinishReason {
+/**
+ * The finish reason of an OpenAI answer: a refusal comes with finish_reason "stop" and its
+ * words in `refusal`. An answer that called tools and says "stop" finished to have them run:
+ * OpenAI answers so when a tool is named in tool_choice, as do vLLM, SGLang and older Ollama,
+ * and callers of the other formats (Anthropic's SDK tool runner, Gemini's) loop only on
+ * tool_use.
+ */
+export function finishOfOpenAi(finishReason: string | null | undefined, refused: boolean, calledTools: boolean): FinishReason {
   const finish = mapOpenAiFinishReason(finishReason);
-  return refused && finish === "stop" ? "refusal" : finish;
+  if (finish !== "stop") return finish;
+  return refused ? "refusal" : calledTools ? "tool_calls" : finish;
 }
 
 /**
@@ -109,12 +116,13 @@ function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean)
 export function convertOpenAiChatResponseToCanonical(body: v.InferOutput<typeof OpenAiChatResponseSchema>, now: number): ChatResponse {
   const choice = body.choices[0];
   const refusal = choice?.message?.refusal;
+  const content = contentOfChoice(choice, false);
   const response: ChatResponse = {
     id: body.id ?? "",
     model: body.model ?? "",
     created: body.created ?? Math.floor(now / 1000),
-    content: contentOfChoice(choice, false),
-    finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal)),
+    content,
+    finishReason: finishOfOpenAi(choice?.finish_reason, Boolean(refusal), content.some((part) => part.type === "tool_call")),
     ...(refusal ? { refusal } : {}),
     usage: body.usage ? usageFromOpenAi(body.usage) : null,
   };

@@ -102,7 +102,7 @@ export function decodeOpenAiChunks(now: () => number, native = false, answers = 
         }
         if (choice.finish_reason) {
           finished ||= allFinished(choice.index ?? 0);
-          controller.enqueue({ type: "finish", finishReason: finishOfOpenAi(choice.finish_reason, refused) });
+          controller.enqueue({ type: "finish", finishReason: finishOfOpenAi(choice.finish_reason, refused, startedCalls.size > 0) });
         }
       }
       if (chunk.usage) controller.enqueue({ type: "usage", usage: usageFromOpenAi(chunk.usage) });
