@@ -68,7 +68,9 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
     if (p.temperature > 1) warnings.add("temperature", `clamped from ${p.temperature} to 1, the upstream's maximum`);
     body.temperature = Math.min(p.temperature, 1);
   }
-  if (p.topP !== undefined) body.top_p = p.topP;
+  // A top_p of 1 keeps every token, as no top_p does; Claude Sonnet 4.5 and later refuse
+  // temperature and top_p together, and Variant A fills both.
+  if (p.topP !== undefined && p.topP < 1) body.top_p = p.topP;
   if (p.topK !== undefined) body.top_k = p.topK;
   if (p.stop !== undefined) body.stop_sequences = p.stop;
   if (p.frequencyPenalty !== undefined) warnings.add("frequency_penalty", "not supported by the upstream; ignored");
@@ -105,6 +107,9 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
 function applyThinking(request: ChatRequest, body: Record<string, unknown>, warnings: UpstreamWarnings): void {
   const reasoning = request.reasoning;
   if (!reasoning) return;
+  // A same-format caller's body is laid over this one: an effort of its own, without
+  // thinking, is not made into thinking it did not ask for (and be billed for).
+  if (request.native?.format === "anthropic" && request.native.body.thinking === undefined) return;
   if (reasoning.effort === "none") {
     body.thinking = { type: "disabled" };
     return;
