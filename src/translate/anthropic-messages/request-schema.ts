@@ -56,7 +56,8 @@ function emptyTurnIndex(messages: Message[]): number {
 
 const CustomTool = v.looseObject({
   type: v.optional(v.literal("custom")),
-  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool name must be 1-64 letters, digits, '_' or '-'")),
+  // Anthropic takes up to 128 characters (MCP-prefixed names such as mcp__server__tool pass 64).
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,128}$/, "tool name must be 1-128 letters, digits, '_' or '-'")),
   description: v.optional(v.string()),
   input_schema: JsonObjectSchema,
   strict: v.optional(v.boolean("must be a boolean")),

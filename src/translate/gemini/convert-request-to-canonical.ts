@@ -10,14 +10,26 @@ type GeminiPart = GenerateContentRequest["contents"][number]["parts"][number];
 /**
  * Pairs function calls with their responses. Gemini may send ids on either, both or neither;
  * a response without an id answers the oldest unanswered call of its name (as Gemini pairs
- * them), and a call without an id is known by its name.
+ * them). A call without an id is known by its name, made a tool id other formats take
+ * (letters, digits, '_' and '-'), with a number after it when the history calls that
+ * function again: Anthropic refuses two tool_use blocks of one id, and OpenAI pairs results
+ * by id.
  */
 class CallPairing {
   #unanswered = new Map<string, string[]>();
+  #issued = new Set<string>();
 
   call(call: { name: string; id?: string }): string {
-    const id = call.id ?? call.name;
+    const id = call.id ?? this.#idFor(call.name);
+    this.#issued.add(id);
     this.#unanswered.set(call.name, [...(this.#unanswered.get(call.name) ?? []), id]);
+    return id;
+  }
+
+  #idFor(name: string): string {
+    const base = name.replace(/[^a-zA-Z0-9_-]/g, "_");
+    let id = base;
+    for (let n = 2; this.#issued.has(id); n++) id = `${base}_${n}`;
     return id;
   }
 

@@ -44,7 +44,8 @@ const Content = v.object({
 const Contents = v.pipe(v.array(Content, "must be an array of contents"), v.minLength(1, "must contain at least one content"));
 
 const FunctionDeclaration = v.looseObject({
-  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.-]{1,64}$/, "function name must be 1-64 letters, digits, '_', '.' or '-'")),
+  // Gemini's rule: letters, digits, underscores, dots, colons and dashes, at most 128.
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.:-]{1,128}$/, "function name must be 1-128 letters, digits, '_', '.', ':' or '-'")),
   description: v.optional(v.string()),
   parameters: v.optional(JsonObjectSchema),
   parametersJsonSchema: v.optional(JsonObjectSchema),
