@@ -40,10 +40,14 @@ export interface ImageRequest {
   n: number;
   /** `<width>x<height>`. */
   size: string;
-  quality: ImageQuality;
-  style: "vivid" | "natural";
-  /** How the caller wants the images: hosted URLs (default) or the bytes as base64. */
-  responseFormat: "url" | "b64_json";
+  /**
+   * The caller's quality, style and format, each only when asked for: OpenAI's GPT image
+   * models refuse `response_format` and `style`, and take other qualities than DALL-E's.
+   */
+  quality?: ImageQuality;
+  style?: "vivid" | "natural";
+  /** How the caller wants the images: hosted URLs or the bytes as base64. */
+  responseFormat?: "url" | "b64_json";
 }
 
 /** One generated image: a URL where the upstream hosts it, or its bytes. */

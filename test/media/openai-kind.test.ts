@@ -173,6 +173,25 @@ describe("images (4.8)", () => {
     expect(body.data).toEqual([{ b64_json: TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt("a blue circle") }]);
     expect(onlyRequest().body.response_format).toBe("b64_json");
   });
+
+  test("quality, style and response_format the caller left out (or sent as null) are not sent: GPT image models refuse response_format and style", async () => {
+    for (const body of [{ model: "oa-image", prompt: "a gpt-image prompt" }, { model: "oa-image", prompt: "a gpt-image prompt", quality: null, style: null, response_format: null, n: null, size: null }]) {
+      up.reset();
+      up.setBehavior({ imageFormat: "b64_json" });
+      const response = await postJson(gw, key, "/v1/images/generations", body);
+      expect(response.status).toBe(200);
+      const sent = onlyRequest().body;
+      expect(Object.keys(sent).sort()).toEqual(["model", "n", "prompt", "size"]);
+      expect(sent).toMatchObject({ n: 1, size: "1024x1024" });
+    }
+  });
+
+  test("stream: true is a 400 before any upstream call: the answer is one JSON body, in which a caller reading events would find none", async () => {
+    const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: "a red square", stream: true });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toContain("'stream'");
+    expect(up.requests).toHaveLength(0);
+  });
 });
 
 describe("speech (4.9)", () => {

@@ -101,6 +101,9 @@ for (const path of PATHS) {
     test("temperature empty → 400", () => refused(form({ temperature: "" }, { bytes: SPEECH_WAV }), "'temperature'"));
     test("temperature 1.5 → 400", () => refused(form({ temperature: "1.5" }, { bytes: SPEECH_WAV }), "'temperature'"));
 
+    // The answer is one body: a caller asking for events (OpenAI's SDK with stream: true) would read none from it.
+    test("stream true → 400", () => refused(form({ stream: "true" }, { bytes: SPEECH_WAV }), "'stream'"));
+
     test("a chat model → 400 (wrong mode)", () => refused(form({ model: "demo-chat" }, { bytes: SPEECH_WAV }), "demo-chat"));
 
     test("the file in a part not named 'file' → 400 naming the field", () => {

@@ -19,13 +19,19 @@ const MAX_PROMPT_CHARACTERS = 4000;
 const ImagesRequestSchema = v.object({
   model: v.optional(ModelIdSchema),
   prompt: v.pipe(NonEmptyStringSchema, v.maxLength(MAX_PROMPT_CHARACTERS, `must be at most ${MAX_PROMPT_CHARACTERS} characters`)),
-  n: v.optional(v.pipe(v.number("must be an integer from 1 to 10"), v.integer("must be an integer from 1 to 10"), v.minValue(1, "must be at least 1"), v.maxValue(10, "must be at most 10")), 1),
-  size: v.optional(v.pipe(v.string("must be a string"), v.regex(IMAGE_SIZE, "must be '<width>x<height>' with sides of 1 to 9999 pixels, e.g. '1024x1024'"))),
-  quality: v.optional(v.picklist(["standard", "hd"], "must be 'standard' or 'hd'"), "standard"),
-  style: v.optional(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'"), "vivid"),
-  response_format: v.optional(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'"), "url"),
-  user: v.optional(v.string()),
+  // null is absent, as OpenAI's SDK types these fields.
+  n: v.nullish(v.pipe(v.number("must be an integer from 1 to 10"), v.integer("must be an integer from 1 to 10"), v.minValue(1, "must be at least 1"), v.maxValue(10, "must be at most 10")), 1),
+  size: v.nullish(v.pipe(v.string("must be a string"), v.regex(IMAGE_SIZE, "must be '<width>x<height>' with sides of 1 to 9999 pixels, e.g. '1024x1024'"))),
+  quality: v.nullish(v.picklist(["standard", "hd"], "must be 'standard' or 'hd'")),
+  style: v.nullish(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'")),
+  response_format: v.nullish(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'")),
+  user: v.nullish(v.string()),
+  // Answered as one JSON body: a caller asking for events would read none from it.
+  stream: v.nullish(v.literal(false, "streamed image generation is not served; leave out 'stream'")),
 });
+
+/** The quality an image is priced at when the caller named none: DALL-E's default. */
+const DEFAULT_PRICED_QUALITY = "standard";
 
 /** The sizes a model serves: those its price table names, else the default set. */
 function sizesOf(price: Price | undefined): string[] {
@@ -57,10 +63,19 @@ export function imagesRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(services, "images"), async (c) => {
     const body = parseOrThrow(ImagesRequestSchema, await readJsonBody(c.req.raw));
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "image");
-    const size = checkedSize(model, services.prices.get(model), body.size, body.quality);
-    const usageOf = (count: number) => ({ inputTokens: 0, outputTokens: 0, images: { count, size, quality: body.quality } });
+    const quality = body.quality ?? DEFAULT_PRICED_QUALITY;
+    const size = checkedSize(model, services.prices.get(model), body.size ?? undefined, quality);
+    const usageOf = (count: number) => ({ inputTokens: 0, outputTokens: 0, images: { count, size, quality } });
     const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "image", stream: false, maxUsage: usageOf(body.n) });
-    const request: ImageRequest = { model, prompt: body.prompt, n: body.n, size, quality: body.quality, style: body.style, responseFormat: body.response_format };
+    const request: ImageRequest = {
+      model,
+      prompt: body.prompt,
+      n: body.n,
+      size,
+      ...(body.quality ? { quality: body.quality } : {}),
+      ...(body.style ? { style: body.style } : {}),
+      ...(body.response_format ? { responseFormat: body.response_format } : {}),
+    };
     const served = await services.media.call(
       model,
       "generateImages",
@@ -70,7 +85,7 @@ export function imagesRoutes(services: Services) {
       // Billed for what came back, never more than was asked for (and held).
       (result) => usageOf(Math.min(result.images.length, body.n)),
     );
-    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format));
+    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format ?? "url"));
     return modelJsonResponse({ created: Math.floor(services.now() / 1000), data }, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
 }

@@ -28,6 +28,8 @@ const TranscriptionFieldsSchema = v.object({
   prompt: v.optional(v.string()),
   response_format: v.optional(v.picklist(TRANSCRIPT_FORMATS, `must be one of ${TRANSCRIPT_FORMATS.join(", ")}`), "json"),
   temperature: v.optional(v.pipe(v.string(), v.nonEmpty("must be a number between 0 and 1"), v.transform(Number), numberInRange(0, 1))),
+  // Answered as one body: a caller asking for transcript events would read none from it.
+  stream: v.optional(v.picklist(["false"], "streamed transcripts are not served; leave out 'stream'")),
 });
 
 /** The multipart body, spooled to a temp file; a client that hangs up mid-upload is a 499. */

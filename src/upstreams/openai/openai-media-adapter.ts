@@ -99,14 +99,15 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async generateImages(request, call) {
+    // Only what the caller asked for: GPT image models refuse response_format and style.
     const body = {
       model: call.upstreamModel,
       prompt: request.prompt,
       n: request.n,
       size: request.size,
-      quality: request.quality,
-      style: request.style,
-      response_format: request.responseFormat,
+      ...(request.quality ? { quality: request.quality } : {}),
+      ...(request.style ? { style: request.style } : {}),
+      ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
     };
     const json = await readJsonAs(await post(call, "/images/generations", body), call, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
