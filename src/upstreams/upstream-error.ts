@@ -32,7 +32,7 @@ export class UpstreamError extends Error {
   }
 
   /**
-   * The caller's error. The caller's own mistakes (400-class) stay theirs; a channel's bad
+   * The caller's error. The caller's own mistakes (400, 413, 422) stay theirs; a channel's bad
    * credentials or any other upstream fault is the gateway's 502, never the caller's 401.
    */
   toGatewayError(): GatewayError {
@@ -43,7 +43,9 @@ export class UpstreamError extends Error {
         "retry-after": String(this.retryAfterSeconds ?? 1),
       });
     }
-    if (status === 400 || status === 413 || status === 422) return new GatewayError(400, this.message);
+    // A request too large for the upstream stays a 413: the SDKs raise their own class for it.
+    if (status === 413) return new GatewayError(413, this.message);
+    if (status === 400 || status === 422) return new GatewayError(400, this.message);
     return new GatewayError(502, `Upstream failed: ${this.message}`);
   }
 }

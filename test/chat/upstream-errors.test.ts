@@ -100,6 +100,21 @@ describe("upstream error statuses", () => {
     expect(error.error.code).toBe(400);
   });
 
+  test("upstream 413 -> caller 413 request_too_large, no failover: the SDK raises its own class for it", async () => {
+    const model = freshModel();
+    const bad = await upstream();
+    const spare = await upstream();
+    bad.setBehavior({ status: 413 });
+    await channel("too-large", bad.url, model, 10);
+    await channel("spare", spare.url, model, 0);
+    const error = await client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error.status).toBe(413);
+    expect(error.error.type).toBe("request_too_large");
+    expect(bad.requests).toHaveLength(1);
+    expect(spare.requests).toHaveLength(0);
+  });
+
   test("upstream 401 (the channel's key is bad) -> caller 502 upstream_error, never 401", async () => {
     const model = freshModel();
     const bad = await upstream();
