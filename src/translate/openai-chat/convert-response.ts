@@ -148,8 +148,13 @@ export function convertCanonicalToOpenAiChatResponse(response: ChatResponse, mod
     }
   }
   const refused = response.finishReason === "refusal";
-  const message: Record<string, unknown> = { role: "assistant", content: refused ? null : (text ?? (toolCalls.length > 0 ? null : "")) };
-  if (refused) message.refusal = response.refusal || UNEXPLAINED_REFUSAL;
+  // `refusal` is always there, null when the model did not refuse, as OpenAI sends it and its
+  // SDK types it: callers test it against null.
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: refused ? null : (text ?? (toolCalls.length > 0 ? null : "")),
+    refusal: refused ? response.refusal || UNEXPLAINED_REFUSAL : null,
+  };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   if (reasoning) message.reasoning_content = reasoning;
   const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 };

@@ -146,6 +146,8 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
         created,
         model: options.model,
         choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+        // With include_usage, OpenAI's every chunk but the last has `usage: null`.
+        ...(options.includeUsage ? { usage: null } : {}),
       }),
     );
   return endAtError(formatErrorEvent, {

@@ -38,6 +38,17 @@ function toolToCall(request: ChatRequest): ToolDefinition | undefined {
   return tools[0];
 }
 
+/**
+ * The id of the mock's next call: numbered after the calls the history holds, so each call of
+ * a conversation has its own (callers pair results with calls by id), and the same history
+ * still gets the same answer.
+ */
+function callIdOf(request: ChatRequest, tool: ToolDefinition): string {
+  let calls = 0;
+  for (const message of request.messages) for (const part of message.parts) if (part.type === "tool_call") calls++;
+  return `call_mock_${tool.name}_${calls + 1}`;
+}
+
 /** The mock model's answer to a request. */
 export function mockChatReply(request: ChatRequest): MockReply {
   const inputTokens = estimatePromptTokens(request);
@@ -45,7 +56,7 @@ export function mockChatReply(request: ChatRequest): MockReply {
   if (tool) {
     const args = argumentsFor(tool);
     return {
-      content: [{ type: "tool_call", id: `call_mock_${tool.name}`, name: tool.name, arguments: args }],
+      content: [{ type: "tool_call", id: callIdOf(request, tool), name: tool.name, arguments: args }],
       finishReason: "tool_calls",
       inputTokens,
       outputTokens: estimateTokens(tool.name + args),
