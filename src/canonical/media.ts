@@ -66,6 +66,8 @@ export interface SpeechRequest {
   voice: string;
   format: SpeechFormat;
   speed: number;
+  /** How to speak (tone, accent, pace), for models that take it (gpt-4o-mini-tts). */
+  instructions?: string;
 }
 
 export interface SpeechResult {

@@ -72,3 +72,11 @@ test("a 21-minute clip is made a slice at a time, other work running between any
   await reader.cancel();
   for (let i = 1; i < turnsAtChunk.length; i++) expect(turnsAtChunk[i]!).toBeGreaterThan(turnsAtChunk[i - 1]!);
 });
+
+test("instructions to the demo voice, which speaks one way, are named in x-gateway-warnings", async () => {
+  const body = JSON.stringify({ model: "demo-tts", input: "Hello.", instructions: "Whisper it." });
+  const response = await gw.fetch("/v1/audio/speech", { method: "POST", headers: bearer(gw.demoKey), body });
+  expect(response.status).toBe(200);
+  await response.arrayBuffer();
+  expect(response.headers.get("x-gateway-warnings")).toContain("instructions");
+});

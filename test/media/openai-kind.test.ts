@@ -207,6 +207,17 @@ describe("speech (4.9)", () => {
     expect(request.body).toEqual({ model: "tts-1", input, voice: "nova", response_format: "mp3", speed: 1.25 });
   });
 
+  test("OpenAI's newer voices (marin, cedar) and a gpt-4o-mini-tts caller's instructions go upstream", async () => {
+    for (const voice of ["marin", "cedar"]) {
+      up.reset();
+      const input = `Spoken by ${voice}.`;
+      const response = await postJson(gw, key, "/v1/audio/speech", { model: "oa-tts", input, voice, instructions: "Speak calmly.", stream_format: "audio" });
+      expect(response.status).toBe(200);
+      await bytesOf(response);
+      expect(onlyRequest().body).toEqual({ model: "tts-1", input, voice, response_format: "mp3", speed: 1, instructions: "Speak calmly." });
+    }
+  });
+
   test.each(["wav", "flac", "opus", "aac", "pcm"])("%s: the upstream's Content-Type and bytes pass through", async (format) => {
     const input = `Speaking ${format} now.`;
     const response = await postJson(gw, key, "/v1/audio/speech", { model: "oa-tts", input, response_format: format });

@@ -14,7 +14,7 @@ import { modelResponse } from "../response-headers.ts";
 /** Spec section 8: the longest text one speech request may speak. */
 const MAX_INPUT_CHARACTERS = 4096;
 /** The voices of spec 4.9, and those OpenAI added since, which its SDK offers. */
-const VOICES = ["alloy", "echo", "fable", "onyx", "nova", "shimmer", "ash", "ballad", "coral", "sage", "verse"] as const;
+const VOICES = ["alloy", "echo", "fable", "onyx", "nova", "shimmer", "ash", "ballad", "coral", "sage", "verse", "marin", "cedar"] as const;
 
 /** Characters as people count them (code points), not UTF-16 units. */
 const characterCount = (text: string) => [...text].length;
@@ -30,6 +30,8 @@ const SpeechRequestSchema = v.object({
   response_format: v.optional(v.picklist(SPEECH_FORMATS, `must be one of ${SPEECH_FORMATS.join(", ")}`), "mp3"),
   speed: v.optional(numberInRange(0.25, 4), 1),
   instructions: v.optional(v.string()),
+  // The audio streams as bytes; OpenAI's `sse` (speech.audio.delta events) is not served.
+  stream_format: v.optional(v.literal("audio", "must be 'audio': speech as events ('sse') is not served")),
 });
 
 /**
@@ -43,7 +45,14 @@ export function speechRoutes(services: Services) {
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "speech");
     const usage = { inputTokens: 0, outputTokens: 0, characters: characterCount(body.input) };
     const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "speech", stream: true, maxUsage: usage });
-    const request: SpeechRequest = { model, input: body.input, voice: body.voice, format: body.response_format, speed: body.speed };
+    const request: SpeechRequest = {
+      model,
+      input: body.input,
+      voice: body.voice,
+      format: body.response_format,
+      speed: body.speed,
+      ...(body.instructions ? { instructions: body.instructions } : {}),
+    };
     const served = await services.media.stream(
       model,
       "speak",

@@ -64,7 +64,8 @@ export const mockMediaAdapter: MediaAdapter = {
     return { images };
   },
 
-  async speak(request) {
+  async speak(request, call) {
+    if (request.instructions) call.warnings.add("instructions", "the demo voice speaks one way and takes no instructions");
     return { body: mockSpeech(request.input, request.speed, request.format), contentType: SPEECH_CONTENT_TYPES[request.format] };
   },
 

@@ -120,7 +120,14 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async speak(request, call) {
-    const body = { model: call.upstreamModel, input: request.input, voice: request.voice, response_format: request.format, speed: request.speed };
+    const body = {
+      model: call.upstreamModel,
+      input: request.input,
+      voice: request.voice,
+      response_format: request.format,
+      speed: request.speed,
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+    };
     const response = await post(call, "/audio/speech", body);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
     const contentType = firstContentType(response.headers.get("content-type")) ?? SPEECH_CONTENT_TYPES[request.format];
