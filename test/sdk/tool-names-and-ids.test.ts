@@ -18,6 +18,19 @@ function generateWithFunction(name: string): Promise<Response> {
   });
 }
 
+test("an Anthropic tool schema with const, type arrays and $ref reaches Gemini whole, as JSON Schema (parametersJsonSchema), which its OpenAPI-subset parameters would refuse", async () => {
+  const schema = {
+    type: "object" as const,
+    properties: { kind: { const: "city" }, name: { type: ["string", "null"] }, at: { $ref: "#/$defs/point" } },
+    required: ["kind", "at"],
+    additionalProperties: false,
+    $defs: { point: { type: "object", properties: { lat: { type: "number" }, lon: { type: "number" } } } },
+  };
+  await world.anthropic.messages.create({ model: MODELS.gemini, max_tokens: 64, messages: [{ role: "user", content: "where?" }], tools: [{ name: "locate", description: "d", input_schema: schema }] });
+  const declaration = onlyRequest(world, "gemini").body.tools[0].functionDeclarations[0];
+  expect(declaration).toEqual({ name: "locate", description: "d", parametersJsonSchema: schema });
+});
+
 describe("tool names as long and as varied as each provider takes", () => {
   test("a 100-character MCP-style name reaches an anthropic channel; 129 characters are a 400", async () => {
     const name = `mcp__github_enterprise_server__${"list_review_comments_".repeat(4)}`.slice(0, 100);

@@ -2,7 +2,6 @@ import type { ChatRequest, ContentPart, ReasoningRequest } from "../../canonical
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { joinSystemPrompt } from "../system-prompt.ts";
-import { schemaForGemini } from "./normalize-schema.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 
 /** A data: URL as Gemini inline data; any other URL as file data. */
@@ -84,7 +83,9 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   const body: Record<string, unknown> = { contents, generationConfig };
   if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
   if (request.tools) {
-    body.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: schemaForGemini(t.parameters) })) }];
+    // parametersJsonSchema takes the JSON Schema callers write (const, $ref and $defs, type
+    // arrays, additionalProperties), where the OpenAPI subset of `parameters` refuses them.
+    body.tools = [{ functionDeclarations: request.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }];
   }
   const choice = request.toolChoice;
   if (choice !== undefined) {
