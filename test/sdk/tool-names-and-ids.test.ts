@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import type { Content } from "@google/genai";
+import { FunctionCallingConfigMode, Type, type Content } from "@google/genai";
 import { genaiWeatherTool, MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
 
 let world: World;
@@ -98,5 +98,34 @@ describe("a Gemini history that calls one function twice without ids (as Google'
     const { messages } = onlyRequest(world, "anthropic").body;
     expect(messages[1].content[0]).toMatchObject({ type: "tool_use", id: "github_create_issue", name: "github:create_issue" });
     expect(messages[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: "github_create_issue" });
+  });
+});
+
+describe("Gemini's function calling modes for the other formats", () => {
+  const declaration = (name: string) => ({ name, description: name, parameters: { type: Type.OBJECT, properties: { x: { type: Type.STRING } } } });
+  const tools = [{ functionDeclarations: [declaration("a"), declaration("b"), declaration("c")] }];
+
+  test("ANY with two of three allowed: only those two are offered, and a call is required", async () => {
+    const config = { tools, toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY, allowedFunctionNames: ["b", "c"] } } };
+    await world.genai.models.generateContent({ model: MODELS.openai, contents: "go", config });
+    const openai = onlyRequest(world, "openai").body;
+    expect(openai.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(["b", "c"]);
+    expect(openai.tool_choice).toBe("required");
+    world.reset();
+    await world.genai.models.generateContent({ model: MODELS.anthropic, contents: "go", config });
+    const anthropic = onlyRequest(world, "anthropic").body;
+    expect(anthropic.tools.map((tool: { name: string }) => tool.name)).toEqual(["b", "c"]);
+    expect(anthropic.tool_choice).toEqual({ type: "any" });
+  });
+
+  test("VALIDATED lets the model answer in text: auto, not a forced call", async () => {
+    const config = { tools, toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.VALIDATED } } };
+    await world.genai.models.generateContent({ model: MODELS.openai, contents: "just say hi", config });
+    const openai = onlyRequest(world, "openai").body;
+    expect(openai.tool_choice).toBe("auto");
+    expect(openai.tools).toHaveLength(3);
+    world.reset();
+    await world.genai.models.generateContent({ model: MODELS.anthropic, contents: "just say hi", config });
+    expect(onlyRequest(world, "anthropic").body.tool_choice).toEqual({ type: "auto" });
   });
 });

@@ -109,15 +109,33 @@ function appendTurn(out: ChatMessage[], role: ChatMessage["role"], parts: Conten
   else out.push({ role, parts });
 }
 
+/**
+ * Gemini's function calling mode: ANY forces a call (of the one allowed function, when one is
+ * named); VALIDATED lets the model answer in text or a call, held to the schemas, which is
+ * auto for formats without that mode.
+ */
 function toolChoiceOf(body: GenerateContentRequest): ToolChoice | undefined {
   const config = body.toolConfig?.functionCallingConfig;
   if (!config?.mode) return undefined;
   if (config.mode === "NONE") return "none";
-  if (config.mode === "ANY" || config.mode === "VALIDATED") {
+  if (config.mode === "ANY") {
     const only = config.allowedFunctionNames;
     return only?.length === 1 ? { name: only[0]! } : "required";
   }
   return "auto";
+}
+
+/**
+ * The declarations a call may name: with ANY or VALIDATED, only allowedFunctionNames (other
+ * formats have no such list, so the rest are not offered); all of them otherwise, or when the
+ * list names none of them.
+ */
+function callableDeclarations<T extends { name: string }>(body: GenerateContentRequest, declarations: T[]): T[] {
+  const config = body.toolConfig?.functionCallingConfig;
+  const allowed = config?.mode === "ANY" || config?.mode === "VALIDATED" ? config.allowedFunctionNames : undefined;
+  if (!allowed?.length) return declarations;
+  const kept = declarations.filter((d) => allowed.includes(d.name));
+  return kept.length > 0 ? kept : declarations;
 }
 
 /** JSON output asked for with responseMimeType, held to the schema given in either of Gemini's two schema fields. */
@@ -172,7 +190,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
     tools:
       declarations.length === 0
         ? undefined
-        : declarations.map((d) => ({
+        : callableDeclarations(body, declarations).map((d) => ({
             name: d.name,
             description: d.description,
             parameters: (d.parametersJsonSchema ?? lowerCaseSchemaTypes(d.parameters ?? { type: "object", properties: {} })) as Record<string, unknown>,
