@@ -2,6 +2,10 @@
  * Parameters an upstream could not honour, collected while translating a request. They are
  * reported to the caller in the `x-gateway-warnings` header instead of being dropped silently.
  */
+/** The longest x-gateway-warnings value sent. */
+const MAX_HEADER_CHARACTERS = 4096;
+const CUT_MARK = "; (more left out)";
+
 export class UpstreamWarnings {
   #items: string[] = [];
 
@@ -15,8 +19,17 @@ export class UpstreamWarnings {
     this.#items.push(warning);
   }
 
-  /** The header value, or undefined when there is nothing to report. */
+  /**
+   * The header value, or undefined when there is nothing to report. Warnings name the
+   * caller's own fields, so the value is made one a header can carry: characters outside
+   * printable ASCII (a field named in Cyrillic, a CR or NUL, which the Headers of fetch
+   * refuse) are written as \uXXXX, and it is cut at MAX_HEADER_CHARACTERS, since HTTP clients
+   * refuse response heads past 8 to 16 KiB. Built after the upstream answered, a value that
+   * could not be sent failed a request that was served and billed.
+   */
   header(): string | undefined {
-    return this.#items.length === 0 ? undefined : this.#items.join("; ");
+    if (this.#items.length === 0) return undefined;
+    const value = this.#items.join("; ").replace(/[^\x20-\x7e]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    return value.length <= MAX_HEADER_CHARACTERS ? value : `${value.slice(0, MAX_HEADER_CHARACTERS - CUT_MARK.length)}${CUT_MARK}`;
   }
 }

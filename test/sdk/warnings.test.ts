@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type Anthropic from "@anthropic-ai/sdk";
 import { bearer } from "../helpers/gateway.ts";
+import { usageRowsOf } from "../helpers/openai-media-upstream.ts";
 import { MODELS, onlyRequest, startWorld, type World, warningsOf } from "./_support.ts";
 
 /**
@@ -224,5 +225,41 @@ describe("a system or developer message in the middle of an OpenAI conversation"
 
     const atTop = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: conversation.slice(0, 2) }).withResponse();
     expect(atTop.response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+});
+
+describe("warnings about fields named in any characters reach the caller in a header it can read", () => {
+  // A field name a header cannot carry (beyond Latin-1, or a CR/LF) once made the response fail
+  // after the upstream had answered and the request was billed: a 500 charged, retried, charged again.
+  const oddFields = { "ключ": 1, "line\r\nbreak": 2, "nul\u0000": 3 };
+
+  test("whole: 200, the names written as \\u escapes, one usage row at 200", async () => {
+    const response = await post({ model: MODELS.anthropic, messages: [{ role: "user", content: "Hello" }], ...oddFields });
+    expect(response.status).toBe(200);
+    expect((await response.json()).object).toBe("chat.completion");
+    const warnings = warningsOf(response);
+    expect(warnings).toContain("\\u043a\\u043b\\u044e\\u0447");
+    expect(warnings).toContain("line\\u000d\\u000abreak");
+    expect(warnings).toMatch(/^[\x20-\x7e]+$/);
+    const rows = await usageRowsOf(world.gw, response.headers.get("x-request-id")!);
+    expect(rows.map((row: { status: number }) => row.status)).toEqual([200]);
+  });
+
+  test("streamed: the stream comes whole, and its row is written", async () => {
+    const response = await post({ model: MODELS.anthropic, messages: [{ role: "user", content: "Hello" }], stream: true, ...oddFields });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain("data: [DONE]");
+    expect(warningsOf(response)).toContain("\\u043a");
+    const rows = await usageRowsOf(world.gw, response.headers.get("x-request-id")!);
+    expect(rows.map((row: { status: number }) => row.status)).toEqual([200]);
+  });
+
+  test("thousands of unknown fields: the header is cut at 4,096 characters, saying so", async () => {
+    const many = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`unknown_field_${i}`, i]));
+    const response = await post({ model: MODELS.anthropic, messages: [{ role: "user", content: "Hello" }], ...many });
+    expect(response.status).toBe(200);
+    const warnings = warningsOf(response);
+    expect(warnings.length).toBe(4096);
+    expect(warnings.endsWith("; (more left out)")).toBe(true);
   });
 });
