@@ -55,7 +55,8 @@ export function servedModels(channel: Channel): string[] {
 
 /** The model ID to send upstream for a public one. */
 export function upstreamModelOf(channel: Channel, model: string): string {
-  return channel.modelMap[model] ?? model;
+  // Own keys only: a model named `constructor` or `toString` is not the map's inherited function.
+  return Object.hasOwn(channel.modelMap, model) ? channel.modelMap[model]! : model;
 }
 
 /** Shows enough of a secret to recognise it, never enough to use it. */
