@@ -5,6 +5,12 @@ import { readRange, viewOf, type RandomAccessFile } from "./random-access-file.t
 
 // A 16-bit stereo frame of 4096 samples is at most about 16 KiB; 64 KiB covers common streams.
 const TAIL_BYTES = 64 * 1024;
+/**
+ * Bytes the tail search checks CRCs of, all candidates together. The last frame is among the
+ * first few headers found from the end; a tail crafted of back-to-back headers made the search
+ * quadratic, holding the event loop for a second per upload.
+ */
+const CRC_BUDGET_BYTES = 1024 * 1024;
 
 /** Sample rate and total samples from a STREAMINFO body (34 bytes); null when the rate is 0. */
 export function readStreamInfo(body: Uint8Array): { sampleRate: number; totalSamples: number; maxBlockSize: number } | null {
@@ -25,9 +31,13 @@ async function countSamplesFromTail(file: RandomAccessFile, maxBlockSize: number
   const tail = await readRange(file, start, TAIL_BYTES);
   if (tail.length < 2) return null;
   const crc = (tail[tail.length - 2]! << 8) | tail[tail.length - 1]!;
+  let budget = CRC_BUDGET_BYTES;
   for (let at = tail.length - 2; at >= 0; at--) {
     const header = tail[at] === 0xff ? readFlacFrameHeader(tail, at) : null;
-    if (!header || flacCrc16(tail, at, tail.length - 2) !== crc) continue;
+    if (!header) continue;
+    budget -= tail.length - at;
+    if (budget < 0) return null;
+    if (flacCrc16(tail, at, tail.length - 2) !== crc) continue;
     // A fixed-blocksize stream numbers frames; every frame but the last has the stream's size.
     const first = header.variable ? header.number : header.number * maxBlockSize;
     return first + header.blockSize;

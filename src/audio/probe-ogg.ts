@@ -46,12 +46,18 @@ function readClock(page: Uint8Array): OggClock | null {
   return null;
 }
 
+/** See lastGranule: four pages of the largest size Ogg allows (its CRC goes bit by bit). */
+const CRC_BUDGET_BYTES = 256 * 1024;
+
 /**
  * The granule position of the last complete, CRC-valid page of stream `serial` in `tail`,
  * or null. Checking the CRC rules out "OggS" appearing inside packet data.
  */
 function lastGranule(tail: Uint8Array, serial: number): number | null {
   const view = viewOf(tail);
+  // Bytes CRC'd, all candidate pages together: the last page is among the first found from
+  // the end, and a tail crafted of page headers made the search quadratic.
+  let budget = CRC_BUDGET_BYTES;
   for (let at = tail.length - PAGE_HEADER_BYTES; at >= 0; at--) {
     if (tail[at] !== 0x4f || !hasAscii(tail, at, "OggS") || tail[at + 4] !== 0) continue;
     const segments = tail[at + 26]!;
@@ -59,6 +65,8 @@ function lastGranule(tail: Uint8Array, serial: number): number | null {
     if (end > tail.length) continue;
     for (let i = 0; i < segments; i++) end += tail[at + PAGE_HEADER_BYTES + i]!;
     if (end > tail.length || view.getUint32(at + 14, true) !== serial) continue;
+    budget -= end - at;
+    if (budget < 0) return null;
     const stored = view.getUint32(at + 22, true);
     const page = tail.slice(at, end);
     page.fill(0, 22, 26);

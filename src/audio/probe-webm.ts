@@ -62,8 +62,19 @@ function findChild(bytes: Uint8Array, start: number, end: number, id: number): {
   return null;
 }
 
-/** The timestamp of the latest block in the cluster at `offset`, or null if it does not parse. */
-function lastBlockTimestamp(bytes: Uint8Array, offset: number): number | null {
+/**
+ * Elements the tail search reads, all candidate clusters together. A real last cluster is found
+ * at the first or second candidate from the end; a tail crafted of cluster IDs, each followed
+ * by the same run of small elements, made the search quadratic and held the event loop for
+ * 25 s per 256 KiB upload.
+ */
+const TAIL_ELEMENT_BUDGET = 100_000;
+
+/**
+ * The timestamp of the latest block in the cluster at `offset`, or null if it does not parse.
+ * Each element read takes one from `budget.left`; none left is null too.
+ */
+function lastBlockTimestamp(bytes: Uint8Array, offset: number, budget: { left: number }): number | null {
   const cluster = readEbmlHeader(bytes, offset);
   if (!cluster || cluster.id !== CLUSTER) return null;
   // A live recording leaves the size unknown: the cluster then runs to the next non-child.
@@ -72,6 +83,7 @@ function lastBlockTimestamp(bytes: Uint8Array, offset: number): number | null {
   let latest: number | null = null;
   let at = cluster.body;
   while (at < end) {
+    if (--budget.left < 0) return null;
     const child = readEbmlHeader(bytes, at);
     if (!child || child.size === null || child.body + child.size > end) break;
     let block = child.id === SIMPLE_BLOCK ? child.body : null;
@@ -101,9 +113,10 @@ export async function probeWebm(file: RandomAccessFile): Promise<number | null> 
   if (info.duration !== null && info.duration > 0) return (info.duration * info.scale) / NANOSECONDS;
   const tailStart = Math.max(0, file.size - TAIL_BYTES);
   const tail = await readRange(file, tailStart, TAIL_BYTES);
-  for (let at = tail.length - 4; at >= 0; at--) {
+  const budget = { left: TAIL_ELEMENT_BUDGET };
+  for (let at = tail.length - 4; at >= 0 && budget.left > 0; at--) {
     if (tail[at] !== 0x1f || tail[at + 1] !== 0x43 || tail[at + 2] !== 0xb6 || tail[at + 3] !== 0x75) continue;
-    const timestamp = lastBlockTimestamp(tail, at);
+    const timestamp = lastBlockTimestamp(tail, at, budget);
     if (timestamp !== null) return (Math.max(0, timestamp) * info.scale) / NANOSECONDS;
   }
   return null;
