@@ -67,14 +67,15 @@ export function imagesRoutes(services: Services) {
     const size = checkedSize(model, services.prices.get(model), body.size ?? undefined, quality);
     const usageOf = (count: number) => ({ inputTokens: 0, outputTokens: 0, images: { count, size, quality } });
     const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "image", stream: false, maxUsage: usageOf(body.n) });
+    // What the caller left out stays undefined, which the upstream's JSON body leaves out.
     const request: ImageRequest = {
       model,
       prompt: body.prompt,
       n: body.n,
       size,
-      ...(body.quality ? { quality: body.quality } : {}),
-      ...(body.style ? { style: body.style } : {}),
-      ...(body.response_format ? { responseFormat: body.response_format } : {}),
+      quality: body.quality ?? undefined,
+      style: body.style ?? undefined,
+      responseFormat: body.response_format ?? undefined,
     };
     const served = await services.media.call(
       model,

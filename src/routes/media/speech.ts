@@ -51,7 +51,7 @@ export function speechRoutes(services: Services) {
       voice: body.voice,
       format: body.response_format,
       speed: body.speed,
-      ...(body.instructions ? { instructions: body.instructions } : {}),
+      instructions: body.instructions,
     };
     const served = await services.media.stream(
       model,

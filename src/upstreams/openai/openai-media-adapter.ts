@@ -99,15 +99,16 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async generateImages(request, call) {
-    // Only what the caller asked for: GPT image models refuse response_format and style.
+    // A field the caller did not ask for is undefined, which JSON leaves out: GPT image
+    // models refuse response_format and style.
     const body = {
       model: call.upstreamModel,
       prompt: request.prompt,
       n: request.n,
       size: request.size,
-      ...(request.quality ? { quality: request.quality } : {}),
-      ...(request.style ? { style: request.style } : {}),
-      ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
+      quality: request.quality,
+      style: request.style,
+      response_format: request.responseFormat,
     };
     const json = await readJsonAs(await post(call, "/images/generations", body), call, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
@@ -126,7 +127,7 @@ export const openAiMediaAdapter: MediaAdapter = {
       voice: request.voice,
       response_format: request.format,
       speed: request.speed,
-      ...(request.instructions ? { instructions: request.instructions } : {}),
+      instructions: request.instructions,
     };
     const response = await post(call, "/audio/speech", body);
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
