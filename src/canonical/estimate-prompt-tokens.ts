@@ -1,5 +1,6 @@
 import { estimateTokens } from "../lib/estimate-tokens.ts";
 import type { ChatRequest } from "./chat.ts";
+import type { EmbeddingInput } from "./media.ts";
 
 /**
  * The prompt's token estimate: its text, tool calls and tool results at about 4 characters
@@ -16,4 +17,9 @@ export function estimatePromptTokens(request: ChatRequest): number {
     }
   }
   return estimateTokens(text);
+}
+
+/** The tokens of embedding inputs: token IDs count exactly, text is estimated. */
+export function estimateEmbeddingTokens(inputs: readonly EmbeddingInput[]): number {
+  return inputs.reduce((sum, input) => sum + (typeof input === "string" ? estimateTokens(input) : input.length), 0);
 }

@@ -4,9 +4,15 @@
  */
 import type { Transcript, TranscriptFormat, TranscriptTask } from "./transcript.ts";
 
+/**
+ * One text to embed: a string, or token IDs already encoded with the model's tokenizer (as
+ * LangChain's OpenAIEmbeddings sends by default). Only OpenAI-compatible upstreams take IDs.
+ */
+export type EmbeddingInput = string | readonly number[];
+
 export interface EmbeddingRequest {
   model: string;
-  inputs: string[];
+  inputs: EmbeddingInput[];
   /** Output size, for models that can shorten their vectors. */
   dimensions?: number;
 }

@@ -75,14 +75,15 @@ export interface MediaUpstream {
 export const sha256Hex = (bytes: Uint8Array | ArrayBuffer) => createHash("sha256").update(new Uint8Array(bytes)).digest("hex");
 
 /** The vector the upstream returns for `text`: 8 values that are not exactly float32. */
-export function upstreamEmbedding(text: string): number[] {
+export function upstreamEmbedding(input: string | number[]): number[] {
+  const text = typeof input === "string" ? input : input.join(",");
   let seed = 0;
   for (const ch of text) seed = (seed * 31 + ch.codePointAt(0)!) % 1_000_003;
   return Array.from({ length: 8 }, (_, i) => Math.sin(seed + i * 1.7) / 3);
 }
 
 /** The prompt_tokens the upstream reports: deliberately unlike any estimate. */
-export const upstreamPromptTokens = (inputs: string[]) => 1000 + inputs.reduce((sum, text) => sum + text.length, 0);
+export const upstreamPromptTokens = (inputs: (string | number[])[]) => 1000 + inputs.reduce((sum, input) => sum + input.length, 0);
 
 const words = (text: string) => text.toLowerCase().split(/\W+/).filter(Boolean);
 
@@ -219,7 +220,9 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
   function answer(request: MediaRequest): Response {
     const { path, body } = request;
     if (path === "/v1/embeddings") {
-      const inputs: string[] = typeof body.input === "string" ? [body.input] : body.input;
+      // OpenAI's four input forms: a text, texts, one token-ID array, token-ID arrays.
+      const single = typeof body.input === "string" || typeof body.input[0] === "number";
+      const inputs: (string | number[])[] = single ? [body.input] : body.input;
       const encoding = behavior.embeddingEncoding === "as-requested" ? (body.encoding_format ?? "float") : behavior.embeddingEncoding;
       const data = inputs.map((text, index) => {
         const vector = upstreamEmbedding(text);

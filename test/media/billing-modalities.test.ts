@@ -127,6 +127,16 @@ describe("each modality is billed in its unit and settled once", () => {
     expect({ endpoint: row.endpoint, model: row.model, prompt_tokens: row.prompt_tokens }).toEqual({ endpoint: "/v1/embeddings", model: "demo-embed", prompt_tokens: 8 });
   });
 
+  test("embeddings as token IDs on the mock: each ID is one token, 3 + 2 → 5000 micro-USD, held and settled exactly", async () => {
+    const account = await newAccount(START);
+    const response = await post(account.key, "/v1/embeddings", { model: "demo-embed", input: [[101, 2023, 102], [7, 7]], dimensions: 4 });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
+    expect(body.data.map((item: { embedding: number[] }) => item.embedding.length)).toEqual([4, 4]);
+    await expectSettledOnce(account, START, response.headers.get("x-request-id")!, 5000);
+  });
+
   test("rerank: 0.05 USD per 1K documents (default), 4 documents → 200 micro-USD", async () => {
     const account = await newAccount(START);
     const response = await post(account.key, "/v1/rerank", { model: "demo-rerank", query: "river", documents: ["a river", "a city", "river bank", "bread"], top_n: 1 });

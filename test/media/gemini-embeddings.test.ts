@@ -55,6 +55,20 @@ test("inputs go to models/{mapped}:batchEmbedContents with the channel's key; ve
   ]);
 });
 
+test("token IDs are refused with a 400 that says to send text: Gemini embeds text only, and nothing is sent or charged", async () => {
+  const before = received.length;
+  const usageBefore = (await gw.admin("GET", "/v1/admin/usage?limit=200")).body.usage.length;
+  const response = await postJson(gw, gw.demoKey, "/v1/embeddings", { model: "g-embed", input: [[1, 2, 3]] });
+  expect(response.status).toBe(400);
+  const body = await response.json();
+  expect(body.error.type).toBe("invalid_request_error");
+  expect(body.error.message).toContain("not token IDs");
+  expect(received.length).toBe(before);
+  const rows = (await gw.admin("GET", "/v1/admin/usage?limit=200")).body.usage;
+  expect(rows.length).toBe(usageBefore + 1);
+  expect(rows[0].cost).toBe(0);
+});
+
 test("a gemini channel is never offered rerank, images or audio: those answer 503 for its models", async () => {
   expect((await gw.admin("POST", "/v1/admin/prices", { model: "g-embed", mode: "rerank", per_1k_documents: 1 })).status).toBe(200);
   const response = await postJson(gw, gw.demoKey, "/v1/rerank", { model: "g-embed", query: "q", documents: ["d"] });

@@ -97,6 +97,21 @@ describe("embeddings (4.6)", () => {
     expect(onlyRequest().body.model).toBe("oa-embed-direct");
   });
 
+  test("token IDs (LangChain's default) reach the upstream, one array or several, and are billed on its count", async () => {
+    for (const input of [[[9906, 1917], [15339]], [9906, 1917, 0]]) {
+      up.reset();
+      const response = await postJson(gw, key, "/v1/embeddings", { model: "oa-embed", input });
+      expect(response.status).toBe(200);
+      const inputs = typeof input[0] === "number" ? [input as number[]] : (input as number[][]);
+      const body = await response.json();
+      expect(body.data).toEqual(inputs.map((ids, index) => ({ object: "embedding", index, embedding: upstreamEmbedding(ids) })));
+      // A lone token array goes as a batch of one, which OpenAI reads the same way.
+      expect(onlyRequest().body.input).toEqual(inputs);
+      const [row] = await usageRowsOf(gw, response.headers.get("x-request-id")!);
+      expect(row.prompt_tokens).toBe(upstreamPromptTokens(inputs));
+    }
+  });
+
   test("encoding_format base64: the little-endian float32 bytes of the upstream's vectors", async () => {
     const response = await postJson(gw, key, "/v1/embeddings", { model: "oa-embed", input: ["one", "two"], encoding_format: "base64" });
     expect(response.status).toBe(200);

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import type { EmbeddingRequest } from "../../canonical/media.ts";
-import { estimateTokens } from "../../lib/estimate-tokens.ts";
+import { estimateEmbeddingTokens } from "../../canonical/estimate-prompt-tokens.ts";
 import { admitRequest } from "../admit-request.ts";
 import type { ModelResponseMeta } from "../response-headers.ts";
 
@@ -25,7 +25,7 @@ export async function serveEmbeddings(
   request: EmbeddingRequest,
   unforwarded: readonly string[] = [],
 ): Promise<ServedEmbeddings> {
-  const estimatedTokens = request.inputs.reduce((sum, text) => sum + estimateTokens(text), 0);
+  const estimatedTokens = estimateEmbeddingTokens(request.inputs);
   const { meter, rateLimitHeaders } = await admitRequest(c, services, {
     model: request.model,
     mode: "embedding",

@@ -1,6 +1,7 @@
 import type { MediaAdapter } from "../adapter.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
+import { estimateEmbeddingTokens } from "../../canonical/estimate-prompt-tokens.ts";
 import { SPEECH_CONTENT_TYPES } from "../openai/openai-media-adapter.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
@@ -37,8 +38,9 @@ export const mockMediaAdapter: MediaAdapter = {
       throw new UpstreamError("status", `The mock embedding model returns at most ${MAX_MOCK_EMBEDDING_NUMBERS} numbers (inputs x dimensions) per request, not ${asked}`, 400);
     }
     return {
-      vectors: request.inputs.map((text) => embedText(text, dimensions)),
-      inputTokens: request.inputs.reduce((sum, text) => sum + estimateTokens(text), 0),
+      // Token IDs embed as the text of their numbers: the mock has no tokenizer to decode them.
+      vectors: request.inputs.map((input) => embedText(typeof input === "string" ? input : input.join(" "), dimensions)),
+      inputTokens: estimateEmbeddingTokens(request.inputs),
     };
   },
 
