@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import type { Services } from "./services.ts";
-import { errorBody } from "./errors/gateway-error.ts";
+import { errorBodyFor } from "./errors/google-status.ts";
 import { renderError } from "./errors/render-error.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
@@ -41,7 +41,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", speechRoutes(services));
   app.route("/", transcriptionRoutes(services));
   app.route("/v1/admin", adminRoutes(services));
-  app.notFound((c) => c.json(errorBody(404, `Unknown endpoint: ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) => c.json(errorBodyFor(c.req.path, 404, `Unknown endpoint: ${c.req.method} ${c.req.path}`), 404));
   app.onError((error, c) => renderError(error, c, services.log));
   return app;
 }

@@ -73,6 +73,8 @@ function geminiModel(model: UsableModel) {
 
 /** The Anthropic SDK sends this header on every call; OpenAI clients do not. */
 const speaksAnthropic = (c: Context<AppEnv>) => c.req.header("anthropic-version") !== undefined;
+/** The genai SDK with `apiVersion: "v1"` lists models under /v1, and sends its key in its own header. */
+const speaksGemini = (c: Context<AppEnv>) => c.req.header("x-goog-api-key") !== undefined;
 
 /**
  * GET /v1/models and /v1/models/{id} (spec 4.4): what the calling key may use, in OpenAI's
@@ -86,16 +88,21 @@ export function modelRoutes(services: Services) {
     if (!model) throw notFound(id);
     return model;
   };
+  // Gemini names a model "models/{id}"; the SDK sends either form.
+  const findGemini = (c: Context<AppEnv>) => find(c, (c.req.param("model") ?? "").replace(/^models\//, ""));
+  const geminiList = (models: readonly UsableModel[]) => ({ models: models.map(geminiModel) });
   return new Hono<AppEnv>()
     .get("/v1/models", auth, (c) => {
       const models = usableModels(services, c.get("principal"));
-      if (!speaksAnthropic(c)) return c.json({ object: "list", data: models.map(openAiModel) });
-      return c.json({ data: models.map(anthropicModel), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
+      if (speaksAnthropic(c)) return c.json({ data: models.map(anthropicModel), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
+      if (speaksGemini(c)) return c.json(geminiList(models));
+      return c.json({ object: "list", data: models.map(openAiModel) });
     })
     .get("/v1/models/:model{.+}", auth, (c) => {
+      if (speaksGemini(c)) return c.json(geminiModel(findGemini(c)));
       const model = find(c, c.req.param("model"));
       return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(model));
     })
-    .get("/v1beta/models", auth, (c) => c.json({ models: usableModels(services, c.get("principal")).map(geminiModel) }))
-    .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(find(c, c.req.param("model").replace(/^models\//, "")))));
+    .get("/v1beta/models", auth, (c) => c.json(geminiList(usableModels(services, c.get("principal")))))
+    .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(findGemini(c))));
 }

@@ -9,7 +9,8 @@ import type { TestGateway } from "../helpers/gateway.ts";
 
 /**
  * Asserts `response` is the spec's error: exactly `{"error":{"message","type","code"}}`,
- * `code` equal to the status, a non-empty message, a JSON content type. Returns the message.
+ * `code` equal to the status, a non-empty message, a JSON content type. A Gemini-format path
+ * adds Google's `status` name, as Gemini writes its errors. Returns the message.
  */
 export async function expectError(response: Response, status: number, type: string): Promise<string> {
   const text = await response.text();
@@ -22,7 +23,9 @@ export async function expectError(response: Response, status: number, type: stri
     throw new Error(`error body is not JSON: ${text}`);
   }
   expect(Object.keys(body)).toEqual(["error"]);
-  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "type"]);
+  const geminiPath = /\/v1beta\/|\/v1\/models\/.+:/.test(new URL(response.url).pathname);
+  expect(Object.keys(body.error).sort()).toEqual(geminiPath ? ["code", "message", "status", "type"] : ["code", "message", "type"]);
+  if (geminiPath) expect(body.error.status).toMatch(/^[A-Z_]+$/);
   expect(body.error.type).toBe(type);
   expect(body.error.code).toBe(status);
   expect(typeof body.error.message).toBe("string");

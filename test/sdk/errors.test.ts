@@ -116,9 +116,22 @@ function expectSdkError(caller: CallerName, error: any, status: number, type?: s
   } else {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(status);
-    if (type) expect(JSON.parse(error.message).error.type).toBe(type);
+    const body = JSON.parse(error.message);
+    if (type) expect(body.error.type).toBe(type);
+    // Gemini's own error fields, which Google's SDKs read: the status as a number, and its name.
+    expect(body.error.code).toBe(status);
+    expect(body.error.status).toBe(GOOGLE_STATUS[status]);
   }
 }
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  402: "FAILED_PRECONDITION",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  502: "UNAVAILABLE",
+};
 
 describe.each(CALLERS.map((c) => [c]))("caller SDK %s", (caller: CallerName) => {
   test("401: an unknown API key", async () => {

@@ -1,4 +1,4 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono, type Handler, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
@@ -28,7 +28,7 @@ export function generateContentRoutes(services: Services) {
   const chatKey = requireApiKey(services, "chat");
   const embeddingsKey = requireApiKey(services, "embeddings");
   const keyFor: MiddlewareHandler<AppEnv> = (c, next) => (EMBED_ACTION.test(c.req.param("target") ?? "") ? embeddingsKey : chatKey)(c, next);
-  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", keyFor, async (c) => {
+  const serve: Handler<AppEnv, "/models/:target{.+}"> = async (c) => {
     const target = c.req.param("target");
     const colon = target.lastIndexOf(":");
     const model = target.slice(0, colon);
@@ -53,5 +53,7 @@ export function generateContentRoutes(services: Services) {
       modelField: GEMINI_MODEL_FIELD,
       streamWire: framing.wire,
     });
-  });
+  };
+  // The genai SDK's `apiVersion: "v1"` calls the same actions under /v1.
+  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", keyFor, serve).post("/v1/models/:target{.+}", keyFor, serve);
 }

@@ -1,4 +1,4 @@
-import { errorBody } from "../../errors/gateway-error.ts";
+import { geminiErrorObject } from "../../errors/google-status.ts";
 import type { GeminiFraming } from "./stream-framing.ts";
 
 /**
@@ -9,6 +9,5 @@ import type { GeminiFraming } from "./stream-framing.ts";
  * may here.
  */
 export function geminiErrorEvent(message: string, framing: GeminiFraming): string {
-  const { error } = errorBody(502, message);
-  return framing.chunk(JSON.stringify({ error: { ...error, status: "UNAVAILABLE" } }));
+  return framing.chunk(JSON.stringify({ error: geminiErrorObject(502, message) }));
 }

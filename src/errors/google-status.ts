@@ -1,0 +1,38 @@
+import { errorBody, type ErrorStatus } from "./gateway-error.ts";
+
+/**
+ * Google's canonical status name for each status the gateway answers. Gemini's errors carry
+ * it beside `code` and `message`, and Google's SDKs read it (Python's google-genai keeps it
+ * as `APIError.status`), so a Gemini-format caller gets it too.
+ */
+const GOOGLE_STATUS: Record<ErrorStatus, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  // An account out of funds, which no retry mends: what Gemini answers when billing is not set up.
+  402: "FAILED_PRECONDITION",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  405: "INVALID_ARGUMENT",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+/** A Gemini action under /v1 (the genai SDK's `apiVersion: "v1"`), as under /v1beta. */
+const GEMINI_V1_ACTION = /^\/v1\/models\/.+:[A-Za-z]+$/;
+
+/** Whether `path` is served in Gemini's format, so its errors are written the way Gemini writes them. */
+export const isGeminiPath = (path: string) => path.startsWith("/v1beta/") || GEMINI_V1_ACTION.test(path);
+
+/** The spec's error body, with Google's `status` added for a Gemini-format caller. */
+export function errorBodyFor(path: string, status: ErrorStatus, message: string) {
+  return isGeminiPath(path) ? { error: geminiErrorObject(status, message) } : errorBody(status, message);
+}
+
+/** The error object of a Gemini-format answer: the spec's fields and Google's `status`. */
+export const geminiErrorObject = (status: ErrorStatus, message: string) => ({ ...errorBody(status, message).error, status: GOOGLE_STATUS[status] });
