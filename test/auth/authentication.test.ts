@@ -174,10 +174,10 @@ describe("key sources", () => {
     expect((await response.json()).object).toBe("list");
   });
 
-  test("x-goog-api-key header", async () => {
+  test("x-goog-api-key header (the genai SDK's, so /v1/models answers in Gemini's shape)", async () => {
     const response = await gw.fetch("/v1/models", { headers: { "x-goog-api-key": key } });
     expect(response.status).toBe(200);
-    expect((await response.json()).object).toBe("list");
+    expect(Array.isArray((await response.json()).models)).toBe(true);
   });
 
   test("?key= query parameter", async () => {
