@@ -123,6 +123,11 @@ export interface ChatRequest {
   native?: NativeRequest;
   messages: ChatMessage[];
   params: SamplingParams;
+  /**
+   * The params the gateway filled in (spec 4.1's Variant defaults) rather than the caller: an
+   * upstream model that refuses such a value is not sent it, since the caller never asked.
+   */
+  defaulted?: readonly (keyof SamplingParams)[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   /** False when the caller wants at most one tool call per turn. */

@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../../canonical/chat.ts";
+import type { ChatRequest, SamplingParams } from "../../canonical/chat.ts";
 import type { Variant } from "../../config.ts";
 
 /**
@@ -7,12 +7,18 @@ import type { Variant } from "../../config.ts";
  */
 export function applyVariantDefaults(request: ChatRequest, variant: Variant): ChatRequest {
   const params = { ...request.params };
+  const defaulted: (keyof SamplingParams)[] = [];
+  const fill = (name: "temperature" | "maxTokens" | "topP", value: number) => {
+    if (params[name] !== undefined) return;
+    params[name] = value;
+    defaulted.push(name);
+  };
   if (variant === "A") {
-    params.temperature ??= 0.7;
-    params.maxTokens ??= 4096;
-    params.topP ??= 1.0;
+    fill("temperature", 0.7);
+    fill("maxTokens", 4096);
+    fill("topP", 1.0);
   } else {
-    params.temperature ??= 1.0;
+    fill("temperature", 1.0);
   }
-  return { ...request, params };
+  return { ...request, params, defaulted };
 }

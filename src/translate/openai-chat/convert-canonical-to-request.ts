@@ -2,6 +2,7 @@ import type { ChatMessage, ChatRequest, ToolDefinition } from "../../canonical/c
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { everySchema, isObjectType, isSchema, type Schema } from "../json-schema-walk.ts";
 import { effortOf } from "../reasoning.ts";
+import { isOpenAiReasoningModel, tokenLimitField } from "./reasoning-model.ts";
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
 function messagesOf(message: ChatMessage): Record<string, unknown>[] {
@@ -60,9 +61,12 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
     model: upstreamModel,
     messages: request.messages.flatMap(messagesOf),
   };
-  if (p.temperature !== undefined) body.temperature = p.temperature;
-  if (p.topP !== undefined) body.top_p = p.topP;
-  if (p.maxTokens !== undefined) body.max_tokens = p.maxTokens;
+  // A reasoning model refuses any temperature but 1, and top_p: Variant A's defaults of them,
+  // which the caller never asked for, are withheld from one.
+  const withheld = (name: "temperature" | "topP") => request.defaulted?.includes(name) === true && isOpenAiReasoningModel(upstreamModel);
+  if (p.temperature !== undefined && !withheld("temperature")) body.temperature = p.temperature;
+  if (p.topP !== undefined && !withheld("topP")) body.top_p = p.topP;
+  if (p.maxTokens !== undefined) body[tokenLimitField(upstreamModel)] = p.maxTokens;
   if (p.stop !== undefined) body.stop = p.stop;
   if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
   if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;

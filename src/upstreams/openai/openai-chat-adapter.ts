@@ -7,6 +7,7 @@ import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
 import { convertOpenAiChatResponseToCanonical, OpenAiChatResponseSchema } from "../../translate/openai-chat/convert-response.ts";
 import { decodeOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
+import { TOKEN_LIMIT_FIELDS } from "../../translate/openai-chat/reasoning-model.ts";
 
 const OPENAI_WIRE: ChatWire<typeof OpenAiChatResponseSchema> = {
   format: "openai",
@@ -25,9 +26,10 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
   const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, call.warnings);
   if (request.native?.format !== "openai") return body;
   const merged: Record<string, unknown> = { ...body, ...request.native.body, model: call.upstreamModel };
-  // The translation names the limit max_tokens, which reasoning models (o-series, gpt-5)
-  // refuse; a caller who named it max_completion_tokens gets only that name.
-  if (request.native.body.max_completion_tokens != null && request.native.body.max_tokens == null) delete merged.max_tokens;
+  // A limit the caller named goes under the caller's name (or names) only, whichever the
+  // translation chose; one the gateway filled in (Variant A's default) keeps the translation's.
+  const named = TOKEN_LIMIT_FIELDS.filter((field) => request.native!.body[field] != null);
+  if (named.length > 0) for (const field of TOKEN_LIMIT_FIELDS) if (!named.includes(field)) delete merged[field];
   if (stream) merged.stream_options = { ...(request.native.body.stream_options as object | undefined), include_usage: true };
   return merged;
 }
