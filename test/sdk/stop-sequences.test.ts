@@ -70,3 +70,10 @@ describe("upstreams that do not say which sequence matched", () => {
     });
   }
 });
+
+test("gemini takes at most 5 stop sequences: the first 5 are sent, and the warnings header says the rest were not", async () => {
+  const sequences = ["one", "two", "three", "four", "five", "six", "seven"];
+  const { response } = await world.anthropic.messages.create(ask(MODELS.gemini, sequences)).withResponse();
+  expect(world.upstreams.gemini.requests.map((request) => request.body.generationConfig.stopSequences)).toEqual([sequences.slice(0, 5)]);
+  expect(response.headers.get("x-gateway-warnings")).toContain("only the first 5 were sent");
+});

@@ -4,6 +4,9 @@ import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { joinSystemPrompt } from "../system-prompt.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 
+/** The most stop sequences Gemini's generationConfig takes. */
+const GEMINI_MAX_STOP_SEQUENCES = 5;
+
 /** A data: URL as Gemini inline data; any other URL as file data. */
 function mediaPartOf(url: string): Record<string, unknown> {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
@@ -70,7 +73,8 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   if (p.topP !== undefined) generationConfig.topP = p.topP;
   if (p.topK !== undefined) generationConfig.topK = p.topK;
   if (p.maxTokens !== undefined) generationConfig.maxOutputTokens = p.maxTokens;
-  if (p.stop !== undefined) generationConfig.stopSequences = p.stop;
+  // Gemini refuses a request with more; the first ones still stop the answer where they match.
+  if (p.stop !== undefined) generationConfig.stopSequences = p.stop.slice(0, GEMINI_MAX_STOP_SEQUENCES);
   if (p.presencePenalty !== undefined) generationConfig.presencePenalty = p.presencePenalty;
   if (p.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = p.frequencyPenalty;
   if (p.seed !== undefined) generationConfig.seed = p.seed;
@@ -97,7 +101,9 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
     };
   }
   if (request.endUser) warnings.add(request.endUser.field, "not passed on: the upstream has no field for an end-user id");
-  if (p.stop && p.stop.length > 5) warnings.add("stop", "the upstream takes at most 5 stop sequences");
+  if (p.stop && p.stop.length > GEMINI_MAX_STOP_SEQUENCES) {
+    warnings.add("stop", `the upstream takes at most ${GEMINI_MAX_STOP_SEQUENCES} stop sequences; only the first ${GEMINI_MAX_STOP_SEQUENCES} were sent`);
+  }
   if (request.parallelToolCalls === false && request.tools) warnings.add("parallel_tool_calls", "not supported by the upstream; it may call several tools at once");
   for (const tool of request.tools ?? []) {
     if (tool.strict) warnings.add(`strict (tool ${tool.name})`, "not supported by the upstream; the arguments are not held to the tool's schema");
