@@ -13,15 +13,20 @@ function mediaPartOf(url: string): Record<string, unknown> {
   return data ? { inlineData: { mimeType: data[1], data: data[2] } } : { fileData: { fileUri: url } };
 }
 
-/** A tool result's text as the object Gemini's functionResponse.response must be. */
-function responseObjectOf(content: string): unknown {
+/**
+ * A tool result's text as the object Gemini's functionResponse.response must be. A failed
+ * call's goes under `error`, the key Gemini reads a function's error from.
+ */
+function responseObjectOf(content: string, isError: boolean): unknown {
+  let object: unknown;
   try {
     const value = JSON.parse(content);
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) object = value;
   } catch {
     // plain text result
   }
-  return { result: content };
+  if (isError) return { error: object ?? content };
+  return object ?? { result: content };
 }
 
 /**
@@ -54,7 +59,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
         return { functionCall: { name: part.name, args: parseToolArguments(part.arguments) }, ...(thoughtSignature ? { thoughtSignature } : {}) };
       }
       case "tool_result":
-        return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content) } };
+        return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content, part.isError === true) } };
     }
   };
   const system = joinSystemPrompt(request.messages, warnings);

@@ -72,7 +72,9 @@ function partOf(part: GeminiPart, pairing: CallPairing, where: string, untransla
     const result = part.functionResponse;
     // Media a function returned (Gemini 3's multimodal function responses): results are text elsewhere.
     if (result.parts !== undefined && result.parts.length > 0) untranslated.input.push(`${where} (functionResponse with parts)`);
-    return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response) };
+    // A response holding only `error` is how Gemini callers report a failed call.
+    const failed = Object.keys(result.response).length === 1 && Object.hasOwn(result.response, "error");
+    return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response), ...(failed ? { isError: true } : {}) };
   }
   untranslated.replay.push(`${where} (${"executableCode" in part ? "executableCode" : "codeExecutionResult"})`);
   return null;

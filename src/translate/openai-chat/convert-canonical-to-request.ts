@@ -72,6 +72,9 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
   if (p.seed !== undefined) body.seed = p.seed;
   if (p.topK !== undefined) warnings.add("top_k", "not supported by the upstream; ignored");
+  if (request.messages.some((m) => m.parts.some((part) => part.type === "tool_result" && part.isError))) {
+    warnings.add("is_error", "not supported by the upstream: a failed tool call's result is sent as its plain content");
+  }
   if (request.tools) {
     body.tools = request.tools.map((tool) => toolOf(tool, warnings));
   }
