@@ -73,5 +73,30 @@ export function objectOnly<S extends v.GenericSchema>(schema: S) {
   return v.pipe(v.custom<v.InferInput<S>>((input) => !Array.isArray(input), "must be an object, not an array"), schema);
 }
 
-/** A JSON object of any shape a caller sends (a tool's input or parameters, metadata), not an array. */
-export const JsonObjectSchema = objectOnly(v.record(v.string(), v.unknown()));
+/**
+ * Keys valibot's record() leaves out of its output without a word, as a guard against
+ * prototype pollution: a map that names one would lose that entry silently.
+ */
+const KEYS_RECORDS_DROP = ["__proto__", "constructor", "prototype"];
+
+/**
+ * A record from `key` to `value` (an object, not an array) that refuses the keys record()
+ * would drop, for the maps an admin configures (model aliases, plans): the entry is refused
+ * with its name, not lost.
+ */
+export function recordOf<K extends v.GenericSchema<string, string>, V extends v.GenericSchema>(key: K, value: V, message?: string) {
+  return objectOnly(
+    v.pipe(
+      v.custom<Record<string, unknown>>((input) => typeof input !== "object" || input === null || !KEYS_RECORDS_DROP.some((name) => Object.hasOwn(input, name)), `must not have a key named ${KEYS_RECORDS_DROP.join(", ")}`),
+      v.record(key, value, message),
+    ),
+  );
+}
+
+/**
+ * A JSON object of any shape a caller sends (a tool's input or parameters, metadata), not an
+ * array, kept whole: record() would drop an argument named "constructor" or "prototype".
+ */
+export const JsonObjectSchema = objectOnly(
+  v.custom<Record<string, unknown>>((input) => typeof input === "object" && input !== null, "must be a JSON object"),
+);

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { VERSION } from "../version.ts";
-import { objectOnly, withoutControlCharacters } from "../lib/schemas.ts";
+import { objectOnly, recordOf, withoutControlCharacters } from "../lib/schemas.ts";
 
 const limits = v.object({
   requests_per_minute: v.pipe(v.number(), v.integer(), v.minValue(0)),
@@ -39,7 +39,7 @@ export const SettingsPatchSchema = v.strictObject({
     requests_per_minute: v.optional(limits.entries.requests_per_minute),
     tokens_per_minute: v.optional(limits.entries.tokens_per_minute),
   }))),
-  plans: v.optional(objectOnly(v.record(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/)), v.nullable(limits)))),
+  plans: v.optional(recordOf(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,32}$/)), v.nullable(limits))),
   allow_unpriced_models: v.optional(v.boolean()),
 });
 

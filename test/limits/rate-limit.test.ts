@@ -98,10 +98,11 @@ test("plans named like Object.prototype's members (constructor, __proto__) get t
   clock += 60_000;
 });
 
-test("a settings patch with a plan named __proto__ changes no plan and no prototype", async () => {
+test("a settings patch with a plan named __proto__ is refused, and changes no plan and no prototype", async () => {
   const before = (await gw.admin("GET", "/v1/admin/settings")).body.plans;
   const patched = await gw.admin("PATCH", "/v1/admin/settings", JSON.parse('{"plans":{"__proto__":{"requests_per_minute":2,"tokens_per_minute":100000}}}'));
-  expect(patched.body.plans).toEqual(before);
+  expect(patched.status).toBe(400);
+  expect((await gw.admin("GET", "/v1/admin/settings")).body.plans).toEqual(before);
   const key = await keyOnPlan("never-defined");
   for (let i = 0; i < 10; i++) expect((await chat(key)).status).toBe(200);
   expect((await chat(key)).status).toBe(429);

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { notFound } from "../../errors/gateway-error.ts";
 import { integerInRange, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { ModelIdSchema, NameSchema, objectOnly, withoutControlCharacters } from "../../lib/schemas.ts";
+import { ModelIdSchema, NameSchema, recordOf, withoutControlCharacters } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 import { channelView } from "../../admin/views.ts";
 import { channelFromRow, ChannelTypeSchema, type Channel } from "../../channels/channel.ts";
@@ -32,7 +32,7 @@ const channelFields = {
   // Bounded so they stay exact integers when sorted and summed (1e300 and 2^53+2 were stored).
   priority: v.optional(integerInRange(-1_000_000, 1_000_000), 0),
   weight: v.optional(integerInRange(0, 1_000_000), 1),
-  model_map: v.optional(objectOnly(v.record(ModelIdSchema, ModelIdSchema, "must map model IDs to upstream model IDs")), {}),
+  model_map: v.optional(recordOf(ModelIdSchema, ModelIdSchema, "must map model IDs to upstream model IDs"), {}),
   status: v.optional(v.picklist(["active", "disabled"], "must be 'active' or 'disabled'"), "active"),
 };
 
