@@ -103,6 +103,12 @@ export interface TranscriptionRequest {
   prompt?: string;
   responseFormat: TranscriptFormat;
   temperature?: number;
+  /**
+   * The caller's form fields the gateway does not model (`timestamp_granularities[]`,
+   * `include[]`, `chunking_strategy`...), in body order with repeats: sent as they are to an
+   * OpenAI-compatible upstream, whose API they are, and reported by any other.
+   */
+  extraFields: readonly (readonly [string, string])[];
 }
 
 /** A transcript, either as the upstream rendered it or as a canonical one the gateway renders. */

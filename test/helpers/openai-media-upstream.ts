@@ -37,8 +37,10 @@ export interface MediaRequest {
   headers: Record<string, string>;
   /** The parsed JSON body; undefined for multipart or non-JSON bodies. */
   body: any;
-  /** Multipart text fields (transcriptions and translations). */
+  /** Multipart text fields (transcriptions and translations); a repeated name keeps its last value. */
   fields: Record<string, string>;
+  /** The same fields in body order, repeats included (`timestamp_granularities[]`). */
+  fieldEntries: [string, string][];
   file: UploadedFile | null;
 }
 
@@ -198,13 +200,15 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     req.headers.forEach((value, key) => {
       headers[key.toLowerCase()] = value;
     });
-    const recorded: MediaRequest = { method: req.method, path: url.pathname, headers, body: undefined, fields: {}, file: null };
+    const recorded: MediaRequest = { method: req.method, path: url.pathname, headers, body: undefined, fields: {}, fieldEntries: [], file: null };
     if ((headers["content-type"] ?? "").startsWith("multipart/form-data")) {
       const raw = new Uint8Array(await req.arrayBuffer());
       const form = await new Request(req.url, { method: "POST", headers: { "content-type": headers["content-type"]! }, body: raw }).formData();
       for (const [name, value] of form.entries() as Iterable<[string, string | File]>) {
-        if (typeof value === "string") recorded.fields[name] = value;
-        else recorded.file = { name: value.name, type: filePartType(raw) ?? value.type, size: value.size, sha256: sha256Hex(await value.arrayBuffer()) };
+        if (typeof value === "string") {
+          recorded.fields[name] = value;
+          recorded.fieldEntries.push([name, value]);
+        } else recorded.file = { name: value.name, type: filePartType(raw) ?? value.type, size: value.size, sha256: sha256Hex(await value.arrayBuffer()) };
       }
     } else {
       const text = await req.text();

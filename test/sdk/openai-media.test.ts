@@ -200,6 +200,37 @@ describe.each(BOTH)("transcription formats through the SDK, %s channel", (target
   });
 });
 
+describe("transcription fields the gateway does not model", () => {
+  const options: Omit<OpenAI.Audio.TranscriptionCreateParamsNonStreaming, "model" | "file"> = {
+    response_format: "verbose_json",
+    timestamp_granularities: ["word", "segment"],
+    include: ["logprobs"],
+    chunking_strategy: "auto",
+  };
+
+  test("reach an openai upstream in order, repeats included, as the SDK sent them", async () => {
+    up.reset();
+    await client.audio.transcriptions.create({ model: TARGETS.openai.whisper, file: await toFile(speechWav("hello there"), "a.wav"), ...options });
+    const sent = up.requests.at(-1)!.fieldEntries.filter(([name]) => !["model", "response_format"].includes(name));
+    expect(sent).toEqual([
+      ["timestamp_granularities[]", "word"],
+      ["timestamp_granularities[]", "segment"],
+      ["include[]", "logprobs"],
+      ["chunking_strategy", "auto"],
+    ]);
+  });
+
+  test("are named once each in the warnings header of the demo model, which ignores them", async () => {
+    const { response } = await client.audio.transcriptions
+      .create({ model: TARGETS.mock.whisper, file: await toFile(speechWav("hello there"), "a.wav"), ...options })
+      .withResponse();
+    const warnings = response.headers.get("x-gateway-warnings") ?? "";
+    expect(warnings.match(/timestamp_granularities\[\]/g)).toHaveLength(1);
+    expect(warnings).toContain("include[]");
+    expect(warnings).toContain("chunking_strategy");
+  });
+});
+
 describe("mock speech", () => {
   test("the WAV's duration and the MP3's size grow with the input's length", async () => {
     const short = "Short.";

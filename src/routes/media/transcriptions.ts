@@ -97,6 +97,7 @@ export function transcriptionRoutes(services: Services) {
         ...(fields.language === undefined ? {} : { language: fields.language }),
         ...(fields.prompt === undefined ? {} : { prompt: fields.prompt }),
         ...(fields.temperature === undefined ? {} : { temperature: fields.temperature }),
+        extraFields: upload.entries.filter(([name]) => !Object.hasOwn(TranscriptionFieldsSchema.entries, name)),
       };
       const served = await services.media.call(
         model,

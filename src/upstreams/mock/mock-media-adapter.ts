@@ -71,7 +71,8 @@ export const mockMediaAdapter: MediaAdapter = {
     return { body: mockSpeech(request.input, request.speed, request.format), contentType: SPEECH_CONTENT_TYPES[request.format] };
   },
 
-  async transcribe(request) {
+  async transcribe(request, call) {
+    for (const name of new Set(request.extraFields.map(([field]) => field))) call.warnings.add(name, "not supported by the demo transcription model; ignored");
     const { file } = request;
     if (file.durationSeconds > MAX_MOCK_TRANSCRIPT_SECONDS) {
       throw new UpstreamError("status", `The mock transcription model hears at most ${MAX_MOCK_TRANSCRIPT_SECONDS} s (10 hours) of audio per request, not ${file.durationSeconds} s`, 400);

@@ -139,10 +139,11 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async transcribe(request, call) {
-    const fields: [string, string][] = [["model", call.upstreamModel], ["response_format", request.responseFormat]];
+    const fields: (readonly [string, string])[] = [["model", call.upstreamModel], ["response_format", request.responseFormat]];
     if (request.language !== undefined && request.task === "transcribe") fields.push(["language", request.language]);
     if (request.prompt !== undefined) fields.push(["prompt", request.prompt]);
     if (request.temperature !== undefined) fields.push(["temperature", String(request.temperature)]);
+    fields.push(...request.extraFields);
     const { file } = request;
     const form = encodeMultipart(fields, { field: "file", filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open() });
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
