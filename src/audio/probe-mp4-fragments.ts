@@ -1,8 +1,11 @@
-import { bytesFile, readRange, viewOf, type RandomAccessFile } from "./random-access-file.ts";
+import { bytesFile, readRange, viewOf, windowedFile, type RandomAccessFile } from "./random-access-file.ts";
 import { findMp4Box, findMp4Path, readMp4Header, readMp4Uint, walkMp4Boxes, type Mp4Box } from "./walk-mp4-boxes.ts";
 
 // A movie fragment box holds sample tables only: a few KiB for seconds of audio.
 const MAX_MOOF_BYTES = 1024 * 1024;
+// The last fragment carries the first track in an audio file; one with video interleaves a
+// few fragments of other tracks. Past this many, from the end, the file is not read.
+const MAX_MOOFS_TRIED = 64;
 
 /** The first track: its ID, media timescale, and default sample duration from `mvex/trex`. */
 async function readFirstTrack(file: RandomAccessFile, moov: Mp4Box): Promise<{ id: number; timescale: number; defaultDuration: number } | null> {
@@ -72,8 +75,10 @@ export async function probeMp4Fragments(file: RandomAccessFile, moov: Mp4Box): P
   const track = await readFirstTrack(file, moov);
   if (!track) return null;
   const moofs: Mp4Box[] = [];
-  for await (const box of walkMp4Boxes(file, 0, file.size)) if (box.type === "moof") moofs.push(box);
-  for (let i = moofs.length - 1; i >= 0; i--) {
+  // Every top-level box of the file, in order: read in windows, so a file of many tiny boxes
+  // costs a read per window rather than one per box.
+  for await (const box of walkMp4Boxes(windowedFile(file), 0, file.size)) if (box.type === "moof") moofs.push(box);
+  for (let i = moofs.length - 1; i >= Math.max(0, moofs.length - MAX_MOOFS_TRIED); i--) {
     const moof = moofs[i]!;
     if (moof.end - moof.body > MAX_MOOF_BYTES) continue;
     const end = await fragmentEnd(await readRange(file, moof.body, moof.end - moof.body), track.id, track.defaultDuration);

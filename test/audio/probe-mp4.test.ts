@@ -74,3 +74,17 @@ describe("probeAudio: MP4/M4A", () => {
     expect(await probeAudio(bytesFile(file))).toBeNull();
   });
 });
+
+describe("probeAudio: crafted fragmented MP4", () => {
+  test("100,000 empty fragments are walked in a few dozen reads, not one per box, and refused", async () => {
+    const emptyMoof = box("moof", box("free"));
+    const moov = box("moov", mvhd(0, 1000, 0), trak(1000));
+    const bytes = concat(ftyp, moov, ...Array.from({ length: 100_000 }, () => emptyMoof));
+    let reads = 0;
+    const inMemory = bytesFile(bytes);
+    const counted = { size: inMemory.size, read: (offset: number, length: number) => (reads++, inMemory.read(offset, length)) };
+    expect(await probeAudio(counted)).toBeNull();
+    // 1.6 MB in windows of 256 KiB, plus the header and the 64 last fragments tried: before, 100,000 reads and more.
+    expect(reads).toBeLessThan(250);
+  });
+});
