@@ -29,3 +29,20 @@ export function everySchema(schema: Schema, test: (schema: Schema) => boolean): 
 }
 
 export const isObjectType = (schema: Schema) => schema.type === "object" || (Array.isArray(schema.type) && schema.type.includes("object"));
+
+/** `value` (a schema, or a list of them) with `transform` applied to each schema; anything else as it is. */
+function mapIn(value: unknown, transform: (schema: Schema) => Schema): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapIn(item, transform));
+  return isSchema(value) ? mapSchemas(value, transform) : value;
+}
+
+/** A copy of `schema` with `transform` applied to it and to every schema within it, innermost first. */
+export function mapSchemas(schema: Schema, transform: (schema: Schema) => Schema): Schema {
+  const copy: Schema = { ...schema };
+  for (const key of ONE_OR_LIST) if (key in copy) copy[key] = mapIn(copy[key], transform);
+  for (const key of BY_NAME) {
+    const named = copy[key];
+    if (isSchema(named)) copy[key] = Object.fromEntries(Object.entries(named).map(([name, value]) => [name, mapIn(value, transform)]));
+  }
+  return transform(copy);
+}

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { Type } from "@google/genai";
 import { jsonSchemaOutputFormat } from "@anthropic-ai/sdk/helpers/json-schema";
 import { bearer } from "../helpers/gateway.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
@@ -196,6 +197,48 @@ describe("gemini caller -> anthropic upstream", () => {
       config: { responseMimeType: "application/json", responseSchema: { type: "OBJECT" as any, properties: { city: { type: "STRING" as any } }, required: ["city"] } },
     });
     expect(onlyRequest(world, "anthropic").body.output_config).toEqual({ format: { type: "json_schema", schema: citySchema } });
+  });
+});
+
+describe("Gemini's OpenAPI-subset schemas as JSON Schema", () => {
+  test("nullable becomes a null type (and a null in an enum), propertyOrdering is left out, and a property named like a keyword stays", async () => {
+    world.upstreams.anthropic.setBehavior({ message: anthropicAnswering('{"city":null}') });
+    await world.genai.models.generateContent({
+      model: MODELS.anthropic,
+      contents: "Where is the Eiffel Tower?",
+      config: {
+        responseMimeType: "application/json",
+        responseSchema: {
+          type: Type.OBJECT,
+          properties: {
+            city: { type: Type.STRING, nullable: true },
+            unit: { type: Type.STRING, enum: ["c", "f"], nullable: true },
+            nullable: { type: Type.BOOLEAN },
+            tags: { type: Type.ARRAY, items: { type: Type.INTEGER, nullable: true } },
+          },
+          propertyOrdering: ["city", "unit", "nullable", "tags"],
+          required: ["city"],
+        },
+      },
+    });
+    const schema = onlyRequest(world, "anthropic").body.output_config.format.schema;
+    expect(schema.propertyOrdering).toBeUndefined();
+    expect(schema.properties).toEqual({
+      city: { type: ["string", "null"] },
+      unit: { type: ["string", "null"], enum: ["c", "f", null] },
+      nullable: { type: "boolean" },
+      tags: { type: "array", items: { type: ["integer", "null"] } },
+    });
+  });
+
+  test("a function's parameters reach an openai upstream the same way", async () => {
+    await world.genai.models.generateContent({
+      model: MODELS.openai,
+      contents: "Weather?",
+      config: { tools: [{ functionDeclarations: [{ name: "weather", parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING, nullable: true } } } }] }] },
+    });
+    const [tool] = onlyRequest(world, "openai").body.tools;
+    expect(tool.function.parameters.properties.city).toEqual({ type: ["string", "null"] });
   });
 });
 

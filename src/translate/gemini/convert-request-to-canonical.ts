@@ -1,7 +1,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
-import { lowerCaseSchemaTypes } from "./normalize-schema.ts";
+import { jsonSchemaOfOpenApi } from "./normalize-schema.ts";
 import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
 import { geminiLevel } from "../reasoning.ts";
 
@@ -143,7 +143,7 @@ function callableDeclarations<T extends { name: string }>(body: GenerateContentR
 /** JSON output asked for with responseMimeType, held to the schema given in either of Gemini's two schema fields. */
 function responseFormatOf(config: GenerationConfig): ResponseFormat | undefined {
   if (config.responseMimeType !== "application/json") return undefined;
-  const schema = config.responseJsonSchema ?? (config.responseSchema && (lowerCaseSchemaTypes(config.responseSchema) as Record<string, unknown>));
+  const schema = config.responseJsonSchema ?? (config.responseSchema && jsonSchemaOfOpenApi(config.responseSchema));
   return schema ? { type: "json_schema", schema } : { type: "json" };
 }
 
@@ -195,7 +195,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
         : callableDeclarations(body, declarations).map((d) => ({
             name: d.name,
             description: d.description,
-            parameters: (d.parametersJsonSchema ?? lowerCaseSchemaTypes(d.parameters ?? { type: "object", properties: {} })) as Record<string, unknown>,
+            parameters: d.parametersJsonSchema ?? jsonSchemaOfOpenApi(d.parameters ?? { type: "object", properties: {} }),
           })),
     toolChoice: toolChoiceOf(body),
     responseFormat: responseFormatOf(config),
