@@ -95,6 +95,17 @@ describe("anthropic caller", () => {
     expect(world.upstreams.openai.requests.length + world.upstreams.gemini.requests.length).toBe(0);
   });
 
+  test("an image from Anthropic's Files API: sent as it is to an anthropic upstream; for an openai model a 400 naming it", async () => {
+    const fileImage = { type: "image" as const, source: { type: "file" as const, file_id: "file_011CNha8iCJcU1wXNR6q4V8w" } };
+    const ask = (model: string) => world.anthropic.messages.create({ model, max_tokens: 64, messages: [{ role: "user", content: [fileImage, { type: "text", text: "What is this?" }] }] });
+    await ask(MODELS.anthropic);
+    expect(onlyRequest(world, "anthropic").body.messages[0].content[0]).toEqual(fileImage);
+    const refused = await ask(MODELS.openai).catch((e) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refused.message).toContain("messages[0].content[0] (an image from Anthropic's Files API)");
+    expect(world.upstreams.openai.requests).toHaveLength(0);
+  });
+
   test("a model served by an openai channel first and an anthropic one second: a document goes to the anthropic channel", async () => {
     const model = "untranslated-mixed";
     await createChannel(world.gw, { name: "mixed openai", type: "openai", base_url: world.upstreams.openai.url, api_key: "openai-upstream-key", models: [model], priority: 10 });
@@ -199,6 +210,28 @@ describe("genai caller", () => {
     const sent = onlyRequest(world, "anthropic").body;
     expect(JSON.stringify(sent.messages[1])).not.toContain("Let me compute.");
     expect(JSON.stringify(sent.messages[1])).toContain("It is 4.");
+  });
+
+  test("server-side tool calls and answers (toolCall, toolResponse): sent to a gemini upstream as they are, left out with a warning for another", async () => {
+    const searchTurn: any[] = [
+      { role: "user", parts: [{ text: "Latest news?" }] },
+      {
+        role: "model",
+        parts: [
+          { toolCall: { id: "tc1", toolType: "GOOGLE_SEARCH_WEB", args: { queries: ["news"] } } },
+          { toolResponse: { id: "tc1", toolType: "GOOGLE_SEARCH_WEB", response: { results: [] } } },
+          { text: "Nothing new." },
+        ],
+      },
+      { role: "user", parts: [{ text: "Thanks" }] },
+    ];
+    await world.genai.models.generateContent({ model: MODELS.gemini, contents: searchTurn });
+    expect(onlyRequest(world, "gemini").body.contents[1].parts.slice(0, 2)).toEqual(searchTurn[1].parts.slice(0, 2));
+
+    world.reset();
+    const { sdkHttpResponse } = await world.genai.models.generateContent({ model: MODELS.anthropic, contents: searchTurn });
+    expect(sdkHttpResponse?.headers?.["x-gateway-warnings"]).toContain("contents[1].parts[0] (toolCall)");
+    expect(JSON.stringify(onlyRequest(world, "anthropic").body.messages[1])).toContain("Nothing new.");
   });
 
   test("a function response with media parts: sent to a gemini upstream, refused for an openai one rather than sent without them", async () => {

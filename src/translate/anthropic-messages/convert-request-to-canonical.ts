@@ -41,6 +41,10 @@ function partOf(block: Block, where: string, untranslated: Untranslated): Conten
     case "text":
       return { type: "text", text: block.text };
     case "image":
+      if (block.source.type === "file") {
+        untranslated.input.push(`${where} (an image from Anthropic's Files API)`);
+        return null;
+      }
       return { type: "image", url: imageUrlOf(block.source) };
     case "tool_use":
       return { type: "tool_call", id: block.id, name: block.name, arguments: JSON.stringify(block.input) };

@@ -9,6 +9,8 @@ const ImageBlock = v.looseObject({
   source: v.variant("type", [
     v.object({ type: v.literal("base64"), media_type: v.string(), data: v.string() }),
     v.object({ type: v.literal("url"), url: v.string() }),
+    // An upload to Anthropic's Files API: only an anthropic upstream can resolve its ID.
+    v.looseObject({ type: v.literal("file"), file_id: v.string() }),
   ]),
 });
 const ToolUseBlock = v.looseObject({

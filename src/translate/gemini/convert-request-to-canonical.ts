@@ -1,6 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
-import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
+import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, SERVER_WORK_FIELDS, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
 import { jsonSchemaOfOpenApi } from "./normalize-schema.ts";
 import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
 import { geminiLevel } from "../reasoning.ts";
@@ -76,7 +76,7 @@ function partOf(part: GeminiPart, pairing: CallPairing, where: string, untransla
     const failed = Object.keys(result.response).length === 1 && Object.hasOwn(result.response, "error");
     return { type: "tool_result", toolCallId: pairing.response(result), content: JSON.stringify(result.response), ...(failed ? { isError: true } : {}) };
   }
-  untranslated.replay.push(`${where} (${"executableCode" in part ? "executableCode" : "codeExecutionResult"})`);
+  untranslated.replay.push(`${where} (${SERVER_WORK_FIELDS.find((field) => field in part)})`);
   return null;
 }
 

@@ -25,15 +25,17 @@ export const FunctionResponsePart = v.looseObject({
   functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: v.optional(v.string()), parts: v.optional(v.array(v.unknown())) }),
 });
 
-/** Code the model ran and what came of it, as a chat history records them: sent as they are to a gemini upstream. */
-export const CodeExecutionPart = v.union([
-  v.looseObject({ executableCode: JsonObjectSchema }),
-  v.looseObject({ codeExecutionResult: JsonObjectSchema }),
-]);
+/**
+ * The model's own work with Gemini's built-in tools, as a chat history records it: code it ran
+ * and what came of it, and its calls of server-side tools (search, URL context) with their
+ * answers. Sent as they are to a gemini upstream; no other upstream ran them.
+ */
+export const SERVER_WORK_FIELDS = ["executableCode", "codeExecutionResult", "toolCall", "toolResponse"] as const;
+const ServerWorkPart = v.union(SERVER_WORK_FIELDS.map((field) => v.looseObject({ [field]: JsonObjectSchema })));
 
 const Part = v.union(
-  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, CodeExecutionPart],
-  "a part needs one of text, inlineData, fileData, functionCall, functionResponse, executableCode or codeExecutionResult",
+  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, ServerWorkPart],
+  `a part needs one of text, inlineData, fileData, functionCall, functionResponse, ${SERVER_WORK_FIELDS.join(", ")}`,
 );
 
 const Content = v.object({
