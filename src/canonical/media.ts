@@ -38,13 +38,14 @@ export interface RerankResult {
   inputTokens: number | null;
 }
 
-export type ImageQuality = "standard" | "hd";
+/** DALL-E's qualities (the spec's), and GPT image models' (`auto` lets the model choose). */
+export type ImageQuality = "standard" | "hd" | "low" | "medium" | "high" | "auto";
 
 export interface ImageRequest {
   model: string;
   prompt: string;
   n: number;
-  /** `<width>x<height>`. */
+  /** `<width>x<height>`, or `auto` for a model that picks its own. */
   size: string;
   /**
    * The caller's quality, style and format, each only when asked for: OpenAI's GPT image
@@ -54,6 +55,12 @@ export interface ImageRequest {
   style?: "vivid" | "natural";
   /** How the caller wants the images: hosted URLs or the bytes as base64. */
   responseFormat?: "url" | "b64_json";
+  /**
+   * The caller's fields the gateway does not model (GPT image models' `background`,
+   * `output_format`, `moderation`...): sent as they are to an OpenAI-compatible upstream,
+   * whose API they are, and reported by any other.
+   */
+  extraFields: Readonly<Record<string, unknown>>;
 }
 
 /** One generated image: a URL where the upstream hosts it, or its bytes. */

@@ -99,3 +99,12 @@ export const integerInRange = (min: number, max: number) => {
 /** An integer of at least `min`. */
 export const integerAtLeast = (min: number) =>
   v.pipe(v.number(`must be an integer >= ${min}`), v.integer(`must be an integer >= ${min}`), v.minValue(min, `must be an integer >= ${min}`));
+
+/**
+ * The fields of a JSON object `body`, already parsed with the object `schema`, that the schema
+ * does not name: what valibot's object() leaves out of its output without a word.
+ */
+export function fieldsOutside(schema: { readonly entries: Readonly<Record<string, unknown>> }, body: unknown): Record<string, unknown> {
+  if (body === null || typeof body !== "object") return {};
+  return Object.fromEntries(Object.entries(body).filter(([name]) => !Object.hasOwn(schema.entries, name)));
+}

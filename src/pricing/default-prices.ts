@@ -72,10 +72,19 @@ export const DEFAULT_PRICES: readonly Price[] = [
     imagePrices: { "256x256/standard": usd(0.016), "512x512/standard": usd(0.018), "1024x1024/standard": usd(0.02) },
   }),
   entry("dall-e-3", "image", { perImage: usd(0.04), imagePrices: DALL_E_3_SIZES }),
-  // gpt-image-1's medium and high qualities, as the spec's standard and hd.
+  // gpt-image-1's own qualities, and the spec's standard and hd as its medium and high.
   entry("gpt-image-1", "image", {
     perImage: usd(0.042),
     imagePrices: {
+      "1024x1024/low": usd(0.011),
+      "1024x1536/low": usd(0.016),
+      "1536x1024/low": usd(0.016),
+      "1024x1024/medium": usd(0.042),
+      "1024x1536/medium": usd(0.063),
+      "1536x1024/medium": usd(0.063),
+      "1024x1024/high": usd(0.167),
+      "1024x1536/high": usd(0.25),
+      "1536x1024/high": usd(0.25),
       "1024x1024/standard": usd(0.042),
       "1024x1536/standard": usd(0.063),
       "1536x1024/standard": usd(0.063),

@@ -31,8 +31,8 @@ const SIZE_PATTERN = "[1-9]\\d{0,3}x[1-9]\\d{0,3}";
 /** What an image size looks like, in a request and in a price key. */
 export const IMAGE_SIZE = new RegExp(`^${SIZE_PATTERN}$`);
 
-/** What an image price key looks like. */
-export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(standard|hd)$`);
+/** What an image price key looks like: a size and a quality, DALL-E's or GPT image models'. */
+export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(standard|hd|low|medium|high)$`);
 
 /** The key of an image price: "<width>x<height>/<quality>". */
 export const imagePriceKey = (size: string, quality: string) => `${size}/${quality}`;

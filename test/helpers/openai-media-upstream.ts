@@ -102,6 +102,8 @@ export const upstreamRerankTokens = (query: string, documents: string[]) => 500 
 export const upstreamImageUrl = (i: number) => `https://images.upstream.test/generated-${i}.png`;
 export const upstreamRevisedPrompt = (prompt: string) => `A detailed rendering of: ${prompt}`;
 /** A 1x1 transparent PNG. */
+/** The first bytes of a JPEG (SOI, JFIF APP0), as a GPT image model answers output_format "jpeg". */
+export const JPEG_HEAD_BASE64 = "/9j/4AAQSkZJRgABAQAAAQABAAD/";
 export const TINY_PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /** The Content-Type the upstream sends per speech format (audio/opus is not the gateway's fallback). */
@@ -246,7 +248,7 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     if (path === "/v1/images/generations") {
       const format = behavior.imageFormat === "as-requested" ? (body.response_format ?? "url") : behavior.imageFormat;
       const data = Array.from({ length: body.n ?? 1 }, (_, i) =>
-        format === "b64_json" ? { b64_json: TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt(body.prompt) } : { url: upstreamImageUrl(i), revised_prompt: upstreamRevisedPrompt(body.prompt) },
+        format === "b64_json" ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt(body.prompt) } : { url: upstreamImageUrl(i), revised_prompt: upstreamRevisedPrompt(body.prompt) },
       );
       return Response.json({ created: 1_700_000_000, data });
     }

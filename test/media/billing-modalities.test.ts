@@ -61,7 +61,7 @@ beforeAll(async () => {
     type: "openai",
     base_url: `http://127.0.0.1:${upstream.port}/v1`,
     api_key: "sk-counting",
-    models: ["cnt-embed", "cnt-rerank", "cnt-image", "cnt-tts", "cnt-transcribe"],
+    models: ["cnt-embed", "cnt-rerank", "cnt-image", "cnt-tts", "cnt-transcribe", "gpt-image-1"],
   });
   expect(channel.status).toBe(201);
 });
@@ -151,7 +151,14 @@ describe("each modality is billed in its unit and settled once", () => {
     ["1792x1024/hd: 0.12", { size: "1792x1024", quality: "hd" }, 120_000],
     ["n=2 at 1024x1792/standard: 2 × 0.08", { n: 2, size: "1024x1792" }, 160_000],
   ];
-  for (const [label, extra, cost] of imageCases) {
+  // gpt-image-1 at its default (list) prices, on an openai channel.
+  const gptImageCases: [string, Record<string, unknown>, number][] = [
+    ["gpt-image-1, low at 1024x1024: 0.011", { model: "gpt-image-1", quality: "low" }, 11_000],
+    ["gpt-image-1, high at 1536x1024: 0.25", { model: "gpt-image-1", quality: "high", size: "1536x1024" }, 250_000],
+    ["gpt-image-1, auto at 1024x1536: the dearest listed there, 0.25", { model: "gpt-image-1", quality: "auto", size: "1024x1536" }, 250_000],
+    ["gpt-image-1, no quality: standard (medium) at 1024x1024, 0.042", { model: "gpt-image-1" }, 42_000],
+  ];
+  for (const [label, extra, cost] of [...imageCases, ...gptImageCases]) {
     test(`images, ${label} → ${cost} micro-USD`, async () => {
       const account = await newAccount(START);
       const response = await post(account.key, "/v1/images/generations", { model: "demo-image", prompt: "a red kite", response_format: "b64_json", ...extra });

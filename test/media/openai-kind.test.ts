@@ -10,6 +10,7 @@ import {
   speechWav,
   startOpenAiMediaUpstream,
   TINY_PNG_BASE64,
+  JPEG_HEAD_BASE64,
   upstreamEmbedding,
   upstreamImageUrl,
   upstreamPromptTokens,
@@ -179,6 +180,15 @@ describe("images (4.8)", () => {
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body.data).toEqual([{ url: `data:image/png;base64,${TINY_PNG_BASE64}`, revised_prompt: upstreamRevisedPrompt("a red square") }]);
+  });
+
+  test("GPT image models' fields: quality high, size auto and the fields the gateway does not model reach the upstream; JPEG bytes come back as image/jpeg", async () => {
+    up.setBehavior({ imageFormat: "b64_json" });
+    const gptImage = { quality: "high", size: "auto", background: "transparent", output_format: "jpeg", output_compression: 80, moderation: "low" };
+    const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: "a kite", ...gptImage });
+    expect(response.status).toBe(200);
+    expect((await response.json()).data[0].url).toBe(`data:image/jpeg;base64,${JPEG_HEAD_BASE64}`);
+    expect(onlyRequest().body).toMatchObject({ model: "dall-e-3", prompt: "a kite", ...gptImage });
   });
 
   test("response_format b64_json is asked of the upstream and its base64 comes back as b64_json", async () => {

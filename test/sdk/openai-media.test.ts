@@ -200,6 +200,16 @@ describe.each(BOTH)("transcription formats through the SDK, %s channel", (target
   });
 });
 
+test("images.generate with GPT image fields on the demo model: drawn, and each field it ignores named in x-gateway-warnings", async () => {
+  const { data, response } = await client.images
+    .generate({ model: TARGETS.mock.image, prompt: "a teapot", background: "transparent", output_format: "webp", quality: "standard" })
+    .withResponse();
+  expect(data.data).toHaveLength(1);
+  const warnings = response.headers.get("x-gateway-warnings") ?? "";
+  expect(warnings).toContain("background: not supported by the demo image model");
+  expect(warnings).toContain("output_format: not supported by the demo image model");
+});
+
 describe("transcription fields the gateway does not model", () => {
   const options: Omit<OpenAI.Audio.TranscriptionCreateParamsNonStreaming, "model" | "file"> = {
     response_format: "verbose_json",

@@ -15,7 +15,7 @@ const imagePricesSchema = v.optional(
   v.nullable(
     v.pipe(
       objectOnly(v.record(
-        v.pipe(v.string(), v.regex(IMAGE_PRICE_KEY, 'keys must look like "1024x1024/standard" or "1792x1024/hd" (sides of at most 4 digits)')),
+        v.pipe(v.string(), v.regex(IMAGE_PRICE_KEY, 'keys must look like "1024x1024/standard" or "1536x1024/high" (sides of at most 4 digits; quality standard, hd, low, medium or high)')),
         usdAmountSchema({ allowZero: true, maxMicros: 1_000_000 * 1_000_000 }),
       )),
       v.check((prices) => Object.keys(prices).length > 0, "must name at least one size, or be null"),

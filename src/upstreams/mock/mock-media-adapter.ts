@@ -53,8 +53,10 @@ export const mockMediaAdapter: MediaAdapter = {
     return { ranking, inputTokens: request.documents.reduce((sum, doc) => sum + queryTokens + estimateTokens(doc), 0) };
   },
 
-  async generateImages(request) {
-    const [width, height] = request.size.split("x").map(Number) as [number, number];
+  async generateImages(request, call) {
+    for (const name of Object.keys(request.extraFields)) call.warnings.add(name, "not supported by the demo image model; ignored");
+    // "auto" lets the model pick: the mock picks the usual square.
+    const [width, height] = (request.size === "auto" ? "1024x1024" : request.size).split("x").map(Number) as [number, number];
     if (width > MAX_MOCK_IMAGE_SIDE || height > MAX_MOCK_IMAGE_SIDE) {
       throw new UpstreamError("status", `The mock image model draws sides of at most ${MAX_MOCK_IMAGE_SIDE} pixels, not ${request.size}`, 400);
     }

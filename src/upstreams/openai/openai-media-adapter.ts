@@ -66,6 +66,16 @@ function parseJsonTranscript(text: string): Transcript {
 const firstCount = (...counts: (number | undefined)[]) => counts.find((n) => n !== undefined) ?? null;
 
 /**
+ * The type of base64 image bytes, by their first bytes: GPT image models answer PNG, JPEG or
+ * WebP, as the caller's output_format asks, where DALL-E answers PNG.
+ */
+function imageTypeOfBase64(base64: string): string {
+  if (base64.startsWith("/9j/")) return "image/jpeg";
+  if (base64.startsWith("UklGR")) return "image/webp";
+  return "image/png";
+}
+
+/**
  * The non-chat endpoints of any OpenAI-compatible API at the channel's base URL (which
  * includes /v1); rerank is the Cohere/Jina-style /rerank such servers expose.
  */
@@ -102,6 +112,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     // A field the caller did not ask for is undefined, which JSON leaves out: GPT image
     // models refuse response_format and style.
     const body = {
+      ...request.extraFields,
       model: call.upstreamModel,
       prompt: request.prompt,
       n: request.n,
@@ -113,7 +124,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const json = await readJsonAs(await post(call, "/images/generations", body), call, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
       const revised = item.revised_prompt === undefined ? {} : { revisedPrompt: item.revised_prompt };
-      if (item.b64_json) return { base64: item.b64_json, mimeType: "image/png", ...revised };
+      if (item.b64_json) return { base64: item.b64_json, mimeType: imageTypeOfBase64(item.b64_json), ...revised };
       return item.url ? { url: item.url, ...revised } : null;
     });
     if (images.length === 0 || images.some((image) => image === null)) throw new UpstreamError("protocol", "upstream sent an image without url or data");
