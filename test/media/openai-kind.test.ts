@@ -276,6 +276,14 @@ describe("transcriptions and translations (4.10, 4.11)", () => {
   const wav = speechWav("the quick brown fox jumps over the lazy dog");
   const file = { bytes: wav, name: "clip.wav", type: "audio/wav" };
 
+  test("a text field named file beside the file part is not sent on: the upstream gets one file", async () => {
+    const response = await postUpload(gw, key, "/v1/audio/transcriptions", file, { model: "oa-whisper", file: "not the audio", chunking_strategy: "auto" });
+    expect(response.status).toBe(200);
+    const request = onlyRequest();
+    expect(request.fieldEntries.map(([name]) => name)).toEqual(["model", "response_format", "chunking_strategy"]);
+    expect(request.file?.sha256).toBe(sha256Hex(wav));
+  });
+
   test("the file arrives byte for byte with model, response_format, language, temperature and prompt", async () => {
     const response = await postUpload(gw, key, "/v1/audio/transcriptions", file, { model: "oa-whisper", response_format: "json", language: "en", temperature: "0.3", prompt: "Foxes." });
     expect(response.status).toBe(200);

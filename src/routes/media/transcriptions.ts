@@ -97,7 +97,8 @@ export function transcriptionRoutes(services: Services) {
         ...(fields.language === undefined ? {} : { language: fields.language }),
         ...(fields.prompt === undefined ? {} : { prompt: fields.prompt }),
         ...(fields.temperature === undefined ? {} : { temperature: fields.temperature }),
-        extraFields: upload.entries.filter(([name]) => !Object.hasOwn(TranscriptionFieldsSchema.entries, name)),
+        // A text field named "file" beside the file part is not sent: the upstream reads one file.
+        extraFields: upload.entries.filter(([name]) => name !== "file" && !Object.hasOwn(TranscriptionFieldsSchema.entries, name)),
       };
       const served = await services.media.call(
         model,
