@@ -38,8 +38,11 @@ export interface RerankResult {
   inputTokens: number | null;
 }
 
-/** DALL-E's qualities (the spec's), and GPT image models' (`auto` lets the model choose). */
-export type ImageQuality = "standard" | "hd" | "low" | "medium" | "high" | "auto";
+/** The qualities an image can be priced at: DALL-E's (the spec's) and GPT image models'. */
+export const PRICED_IMAGE_QUALITIES = ["standard", "hd", "low", "medium", "high"] as const;
+/** Every quality a caller may ask for: the priced ones, and `auto`, which lets the model choose. */
+export const IMAGE_QUALITIES = [...PRICED_IMAGE_QUALITIES, "auto"] as const;
+export type ImageQuality = (typeof IMAGE_QUALITIES)[number];
 
 export interface ImageRequest {
   model: string;

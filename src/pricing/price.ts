@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { PriceRow } from "../db/schema.ts";
 import { microsToUsd } from "../lib/money.ts";
+import { PRICED_IMAGE_QUALITIES } from "../canonical/media.ts";
 
 /** Which endpoints a model serves (DESIGN.md section 5); models without a price are chat models. */
 export const MODEL_MODES = ["chat", "embedding", "rerank", "image", "speech", "transcription"] as const;
@@ -32,7 +33,7 @@ const SIZE_PATTERN = "[1-9]\\d{0,3}x[1-9]\\d{0,3}";
 export const IMAGE_SIZE = new RegExp(`^${SIZE_PATTERN}$`);
 
 /** What an image price key looks like: a size and a quality, DALL-E's or GPT image models'. */
-export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(standard|hd|low|medium|high)$`);
+export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(${PRICED_IMAGE_QUALITIES.join("|")})$`);
 
 /** The key of an image price: "<width>x<height>/<quality>". */
 export const imagePriceKey = (size: string, quality: string) => `${size}/${quality}`;

@@ -10,7 +10,7 @@ import { IMAGE_PRICE_KEY, ModelModeSchema, PRICE_FIELDS, priceView, type Price }
 /** A unit price: USD, zero allowed (free), at most 1,000,000 USD per unit. */
 const unitPrice = v.optional(v.nullable(usdAmountSchema({ allowZero: true, maxMicros: 1_000_000 * 1_000_000 })));
 
-/** Per-image prices by "<width>x<height>/<standard|hd>". */
+/** Per-image prices by "<width>x<height>/<quality>". */
 const imagePricesSchema = v.optional(
   v.nullable(
     v.pipe(

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
-import type { GeneratedImage, ImageRequest } from "../../canonical/media.ts";
+import { IMAGE_QUALITIES, type GeneratedImage, type ImageRequest } from "../../canonical/media.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { badRequest } from "../../errors/gateway-error.ts";
 import { fieldsOutside, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
@@ -14,7 +14,6 @@ import { modelJsonResponse } from "../response-headers.ts";
 
 /** Sizes a model without a size price table accepts: those of OpenAI's image models ("auto": the model picks). */
 const DEFAULT_IMAGE_SIZES = ["256x256", "512x512", "1024x1024", "1792x1024", "1024x1792", "1536x1024", "1024x1536", "auto"];
-const QUALITIES = ["standard", "hd", "low", "medium", "high", "auto"] as const;
 const MAX_PROMPT_CHARACTERS = 4000;
 
 const ImagesRequestSchema = v.object({
@@ -28,7 +27,7 @@ const ImagesRequestSchema = v.object({
       v.check((size) => size === "auto" || IMAGE_SIZE.test(size), "must be '<width>x<height>' with sides of 1 to 9999 pixels, e.g. '1024x1024', or 'auto'"),
     ),
   ),
-  quality: v.nullish(v.picklist(QUALITIES, `must be one of ${QUALITIES.join(", ")}`)),
+  quality: v.nullish(v.picklist(IMAGE_QUALITIES, `must be one of ${IMAGE_QUALITIES.join(", ")}`)),
   style: v.nullish(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'")),
   response_format: v.nullish(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'")),
   user: v.nullish(v.string()),
