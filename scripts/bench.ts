@@ -9,7 +9,9 @@
  * body: latency at concurrency 1, requests/s at concurrency 64 (wrk, else autocannon),
  * streaming time to first byte and chunk-by-chunk delivery, gateway RSS idle and after 100k
  * requests (the gateway started from files on disk, as a service is; see installGateway),
- * and that every served request left one usage row. Prints a table with the
+ * and that every served request left one usage row. A bare Bun relay (scripts/bench-relay.ts)
+ * is measured beside them at c=1, c=64 and streaming: what it adds is the floor one more Bun
+ * HTTP hop costs here, so the gateway's own share is the difference. Prints a table with the
  * targets of issue 3 and writes it as JSON to dist/bench-result.json. Every process it
  * starts is stopped on exit; traffic goes to 127.0.0.1 only.
  *
@@ -96,7 +98,7 @@ function readSettings(argv: string[]): BenchSettings & { client: boolean } {
     rssRequests: quick ? 30_000 : 100_000,
     upstreamChunks: 20,
     upstreamDelayMs: 2,
-    deadlineSeconds: quick ? 120 : 300,
+    deadlineSeconds: quick ? 150 : 330,
   };
 }
 
@@ -263,6 +265,14 @@ async function startUpstream(settings: BenchSettings): Promise<Server> {
   return { process: child, port: Number(match[1]), output };
 }
 
+/** Starts the bare relay (scripts/bench-relay.ts) in front of the upstream. */
+async function startRelay(upstreamPort: number): Promise<Server> {
+  const child = spawnChild([BUN, join(REPO, "scripts/bench-relay.ts"), "--port", "0", "--upstream", String(upstreamPort)]);
+  const output = new LineWatcher(child.stdout);
+  const match = await waitForStart(child, output, new LineWatcher(child.stderr), /^listening (\d+)$/, 15_000);
+  return { process: child, port: Number(match[1]), output };
+}
+
 /** npm run build (falls back to `bun scripts/build.ts` where npm is missing). */
 async function buildGateway(): Promise<void> {
   const command = Bun.which("npm") ? ["npm", "run", "--silent", "build"] : [BUN, "scripts/build.ts"];
@@ -378,7 +388,7 @@ async function usageRows(gatewayPort: number): Promise<number> {
 
 /** Where a client sends its requests. */
 interface Target {
-  name: "direct" | "gateway";
+  name: "direct" | "relay" | "gateway";
   url: string;
   headers: Record<string, string>;
 }
@@ -662,9 +672,10 @@ interface BenchResult {
   machine: { cores: number; model: string; loadavgBefore: number[]; loadavgAfter: number[] };
   settings: BenchSettings;
   loadTool: string;
-  latency: { direct: LatencySide; gateway: LatencySide; addedP50Us: number; addedP99Us: number };
+  latency: { direct: LatencySide; relay: LatencySide; gateway: LatencySide; addedP50Us: number; addedP99Us: number };
   throughput: {
     direct: LoadResult;
+    relay: LoadResult;
     gateway: LoadResult;
     ratio: number;
     gatewayCores: number;
@@ -672,6 +683,7 @@ interface BenchResult {
   };
   streaming: {
     direct: StreamSide;
+    relay: StreamSide;
     gateway: StreamSide;
     addedTtfbP50Us: number;
     upstreamWrites: number;
@@ -692,11 +704,15 @@ interface BenchResult {
   targets: { name: string; measured: string; target: string; pass: boolean }[];
 }
 
-/** The two targets: the upstream directly and the gateway, same body, own key each. */
-function targetsOf(upstreamPort: number, gatewayPort: number, apiKey: string): { direct: Target; gateway: Target } {
+/** The three targets (the upstream directly, through the bare relay, through the gateway): same body, own key each. */
+type Targets = Record<Target["name"], Target>;
+
+/** The three targets: the upstream directly, the bare relay and the gateway. */
+function targetsOf(upstreamPort: number, relayPort: number, gatewayPort: number, apiKey: string): Targets {
   const headers = (key: string) => ({ "content-type": "application/json", authorization: `Bearer ${key}` });
   return {
     direct: { name: "direct", url: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`, headers: headers("x") },
+    relay: { name: "relay", url: `http://127.0.0.1:${relayPort}/v1/chat/completions`, headers: headers("x") },
     gateway: { name: "gateway", url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`, headers: headers(apiKey) },
   };
 }
@@ -724,38 +740,40 @@ class ServedCounter {
 }
 
 /** Phase a: concurrency-1 latency, direct and gateway interleaved. */
-async function phaseLatency(settings: BenchSettings, t: { direct: Target; gateway: Target }, served: ServedCounter): Promise<BenchResult["latency"]> {
+async function phaseLatency(settings: BenchSettings, t: Targets, served: ServedCounter): Promise<BenchResult["latency"]> {
   progress(`latency at c=1: ${settings.latencyWarmup} warm-up + ${settings.latencyRequests} requests per target`);
-  const report = await runClient<LatencySide>({ kind: "latency", targets: [t.direct, t.gateway], body: REQUEST_BODY, count: settings.latencyRequests, warmup: settings.latencyWarmup });
+  const report = await runClient<LatencySide>({ kind: "latency", targets: [t.direct, t.relay, t.gateway], body: REQUEST_BODY, count: settings.latencyRequests, warmup: settings.latencyWarmup });
   const direct = report.direct!;
   const gateway = report.gateway!;
   served.add(gateway.ok, gateway.failed);
-  return { direct, gateway, addedP50Us: gateway.p50Us - direct.p50Us, addedP99Us: gateway.p99Us - direct.p99Us };
+  return { direct, relay: report.relay!, gateway, addedP50Us: gateway.p50Us - direct.p50Us, addedP99Us: gateway.p99Us - direct.p99Us };
 }
 
 /** Phase c: streaming time to first byte and chunk-by-chunk delivery. */
-async function phaseStreaming(settings: BenchSettings, t: { direct: Target; gateway: Target }, served: ServedCounter): Promise<BenchResult["streaming"]> {
+async function phaseStreaming(settings: BenchSettings, t: Targets, served: ServedCounter): Promise<BenchResult["streaming"]> {
   progress(`streaming: ${settings.streamRequests} streams per target (${settings.upstreamChunks} chunks, ${settings.upstreamDelayMs} ms apart)`);
-  const report = await runClient<StreamSide>({ kind: "stream", targets: [t.direct, t.gateway], body: STREAM_BODY, count: settings.streamRequests, warmup: settings.streamWarmup });
+  const report = await runClient<StreamSide>({ kind: "stream", targets: [t.direct, t.relay, t.gateway], body: STREAM_BODY, count: settings.streamRequests, warmup: settings.streamWarmup });
   const direct = report.direct!;
   const gateway = report.gateway!;
   served.add(gateway.ok, gateway.failed);
   const upstreamWrites = settings.upstreamChunks + 1;
   // Unbatched: the gateway delivered (nearly) as many separate reads as the upstream made writes.
   const unbatched = gateway.deliveriesMedian >= upstreamWrites - 1 && gateway.deliveriesMin >= upstreamWrites * 0.8;
-  return { direct, gateway, addedTtfbP50Us: gateway.ttfbP50Us - direct.ttfbP50Us, upstreamWrites, unbatched };
+  return { direct, relay: report.relay!, gateway, addedTtfbP50Us: gateway.ttfbP50Us - direct.ttfbP50Us, upstreamWrites, unbatched };
 }
 
 /** Phases b and d: requests/s at c=64 for both, then gateway load until `rssRequests` were served, sampling RSS. */
 async function phaseLoad(
   settings: BenchSettings,
-  t: { direct: Target; gateway: Target },
+  t: Targets,
   servers: { upstream: Server; gateway: Server },
   served: ServedCounter,
   dir: string,
 ): Promise<{ throughput: BenchResult["throughput"]; samples: { served: number; rssMb: number }[] }> {
   progress(`c=${settings.concurrency} for ${settings.loadSeconds}s: direct`);
   const direct = await runLoad(settings.loadTool, t.direct, REQUEST_BODY, settings.loadSeconds, settings.concurrency, dir);
+  progress(`c=${settings.concurrency} for ${settings.loadSeconds}s: bare relay`);
+  const relay = await runLoad(settings.loadTool, t.relay, REQUEST_BODY, settings.loadSeconds, settings.concurrency, dir);
   progress(`c=${settings.concurrency} for ${settings.loadSeconds}s: gateway`);
   const gwPid = servers.gateway.process.pid;
   const upPid = servers.upstream.process.pid;
@@ -768,6 +786,7 @@ async function phaseLoad(
   return {
     throughput: {
       direct,
+      relay,
       gateway,
       ratio: round(gateway.rps / direct.rps, 3),
       gatewayCores: round((gwCpu1 - gwCpu0) / settings.loadSeconds, 2),
@@ -857,30 +876,44 @@ function render(r: BenchResult): string {
   const l = r.latency;
   const s = r.streaming;
   const tp = r.throughput;
+  const plus = (n: number) => `${n >= 0 ? "+" : ""}${round(n, 1)}`;
+  // Rows measured on all three targets: direct, bare relay, gateway, and what each hop adds.
+  const compared = (figure: string, direct: number, relay: number, gateway: number) => [figure, `${direct}`, `${relay}`, `${gateway}`, plus(relay - direct), plus(gateway - direct)];
+  // Rows about the gateway alone.
+  const own = (figure: string, gateway: string, note = "") => [figure, "", "", gateway, "", note];
   const figures = table([
-    ["figure", "direct", "gateway", "gateway - direct"],
-    ["latency p50, c=1 (µs)", `${l.direct.p50Us}`, `${l.gateway.p50Us}`, `+${l.addedP50Us}`],
-    ["latency p99, c=1 (µs)", `${l.direct.p99Us}`, `${l.gateway.p99Us}`, `+${l.addedP99Us}`],
-    ["latency mean, c=1 (µs)", `${l.direct.meanUs}`, `${l.gateway.meanUs}`, `+${round(l.gateway.meanUs - l.direct.meanUs)}`],
-    [`req/s, c=${r.settings.concurrency} (${tp.direct.tool})`, `${tp.direct.rps}`, `${tp.gateway.rps}`, `ratio ${tp.ratio}`],
-    [`latency p50/p99 at c=${r.settings.concurrency} (ms)`, `${tp.direct.latencyP50Ms}/${tp.direct.latencyP99Ms}`, `${tp.gateway.latencyP50Ms}/${tp.gateway.latencyP99Ms}`, ""],
-    ["non-2xx / socket errors at c=64", `${tp.direct.non2xx}/${tp.direct.socketErrors}`, `${tp.gateway.non2xx}/${tp.gateway.socketErrors}`, ""],
-    [`CPU cores used at c=64 (gw, upstream, ${tp.gateway.tool})`, "", `${tp.gatewayCores}, ${tp.upstreamCores}, ${tp.gateway.toolCores}`, ""],
-    ["stream TTFB p50 (µs)", `${s.direct.ttfbP50Us}`, `${s.gateway.ttfbP50Us}`, `+${s.addedTtfbP50Us}`],
-    ["stream TTFB p99 (µs)", `${s.direct.ttfbP99Us}`, `${s.gateway.ttfbP99Us}`, `+${round(s.gateway.ttfbP99Us - s.direct.ttfbP99Us)}`],
-    [`reads with events/stream, median (min); upstream writes ${s.upstreamWrites}`, `${s.direct.deliveriesMedian} (${s.direct.deliveriesMin})`, `${s.gateway.deliveriesMedian} (${s.gateway.deliveriesMin})`, s.unbatched ? "unbatched: yes" : "unbatched: NO"],
-    ["SSE events/stream, median; max events per read", `${s.direct.eventsMedian}; ${s.direct.maxEventsPerDeliveryBeforeEnd}`, `${s.gateway.eventsMedian}; ${s.gateway.maxEventsPerDeliveryBeforeEnd}`, ""],
-    ["median gap between reads (ms)", `${s.direct.gapMedianMs}`, `${s.gateway.gapMedianMs}`, ""],
-    ["gateway RSS 2 s after start: files just written / from disk (MB)", "", `${r.memory.start.freshFilesMb} / ${r.memory.start.filesFromDiskMb}${r.memory.start.filesFromDisk ? "" : " (could not drop the files' pages)"}`, ""],
-    ["gateway RSS idle -> after (MB)", "", `${r.memory.idleMb} -> ${r.memory.afterMb} after ${r.memory.afterRequests} req`, `${r.memory.growthMb >= 0 ? "+" : ""}${r.memory.growthMb}`],
-    ["RSS right after each load run (served: MB)", "", r.memory.samples.map((x) => `${x.served}: ${x.rssMb}`).join(", "), ""],
+    ["figure", "direct", "bare relay", "gateway", "relay - direct", "gateway - direct"],
+    compared("latency p50, c=1 (µs)", l.direct.p50Us, l.relay.p50Us, l.gateway.p50Us),
+    compared("latency p99, c=1 (µs)", l.direct.p99Us, l.relay.p99Us, l.gateway.p99Us),
+    compared("latency mean, c=1 (µs)", l.direct.meanUs, l.relay.meanUs, l.gateway.meanUs),
+    [`req/s, c=${r.settings.concurrency} (${tp.direct.tool})`, `${tp.direct.rps}`, `${tp.relay.rps}`, `${tp.gateway.rps}`, `ratio ${round(tp.relay.rps / tp.direct.rps, 3)}`, `ratio ${tp.ratio}`],
+    [`latency p50/p99 at c=${r.settings.concurrency} (ms)`, `${tp.direct.latencyP50Ms}/${tp.direct.latencyP99Ms}`, `${tp.relay.latencyP50Ms}/${tp.relay.latencyP99Ms}`, `${tp.gateway.latencyP50Ms}/${tp.gateway.latencyP99Ms}`, "", ""],
+    [`non-2xx / socket errors at c=${r.settings.concurrency}`, `${tp.direct.non2xx}/${tp.direct.socketErrors}`, `${tp.relay.non2xx}/${tp.relay.socketErrors}`, `${tp.gateway.non2xx}/${tp.gateway.socketErrors}`, "", ""],
+    own(`CPU cores used at c=${r.settings.concurrency} (gw, upstream, ${tp.gateway.tool})`, `${tp.gatewayCores}, ${tp.upstreamCores}, ${tp.gateway.toolCores}`),
+    compared("stream TTFB p50 (µs)", s.direct.ttfbP50Us, s.relay.ttfbP50Us, s.gateway.ttfbP50Us),
+    compared("stream TTFB p99 (µs)", s.direct.ttfbP99Us, s.relay.ttfbP99Us, s.gateway.ttfbP99Us),
     [
-      `gateway RSS warm -> after ${r.memory.warm.requests} more req (MB)`,
+      `reads with events/stream, median (min); upstream writes ${s.upstreamWrites}`,
+      `${s.direct.deliveriesMedian} (${s.direct.deliveriesMin})`,
+      `${s.relay.deliveriesMedian} (${s.relay.deliveriesMin})`,
+      `${s.gateway.deliveriesMedian} (${s.gateway.deliveriesMin})`,
       "",
-      `${r.memory.afterMb} -> ${r.memory.warm.afterMb}`,
-      `${r.memory.warm.growthMb >= 0 ? "+" : ""}${r.memory.warm.growthMb}`,
+      s.unbatched ? "unbatched: yes" : "unbatched: NO",
     ],
-    ["usage rows vs client-counted 200s (+ other statuses)", "", `${r.usage.rows} vs ${r.usage.gateway200} (+ ${r.usage.gatewayOther})`, `diff ${r.usage.difference} (in-flight bound ${r.usage.inFlightBound})`],
+    ["SSE events/stream, median; max events per read", `${s.direct.eventsMedian}; ${s.direct.maxEventsPerDeliveryBeforeEnd}`, `${s.relay.eventsMedian}; ${s.relay.maxEventsPerDeliveryBeforeEnd}`, `${s.gateway.eventsMedian}; ${s.gateway.maxEventsPerDeliveryBeforeEnd}`, "", ""],
+    ["median gap between reads (ms)", `${s.direct.gapMedianMs}`, `${s.relay.gapMedianMs}`, `${s.gateway.gapMedianMs}`, "", ""],
+    own(
+      "gateway RSS 2 s after start: files just written / from disk (MB)",
+      `${r.memory.start.freshFilesMb} / ${r.memory.start.filesFromDiskMb}${r.memory.start.filesFromDisk ? "" : " (could not drop the files' pages)"}`,
+    ),
+    own("gateway RSS idle -> after (MB)", `${r.memory.idleMb} -> ${r.memory.afterMb} after ${r.memory.afterRequests} req`, plus(r.memory.growthMb)),
+    own("RSS right after each load run (served: MB)", r.memory.samples.map((x) => `${x.served}: ${x.rssMb}`).join(", ")),
+    own(`gateway RSS warm -> after ${r.memory.warm.requests} more req (MB)`, `${r.memory.afterMb} -> ${r.memory.warm.afterMb}`, plus(r.memory.warm.growthMb)),
+    own(
+      "usage rows vs client-counted 200s (+ other statuses)",
+      `${r.usage.rows} vs ${r.usage.gateway200} (+ ${r.usage.gatewayOther})`,
+      `diff ${r.usage.difference} (in-flight bound ${r.usage.inFlightBound})`,
+    ),
   ]);
   const verdicts = table([["target", "measured", "wanted", "result"], ...r.targets.map((t) => [t.name, t.measured, t.target, t.pass ? "PASS" : "MISS"])]);
   const m = r.machine;
@@ -901,6 +934,7 @@ async function runBench(settings: BenchSettings): Promise<BenchResult> {
   const dir = tempDir;
   if (!settings.skipBuild) await buildGateway();
   const upstream = await startUpstream(settings);
+  const relay = await startRelay(upstream.port);
   const install = await installGateway(dir);
   const gateway = await startGateway(install.executable, dir, join(dir, "bench.db"));
   const startMb = await settledRssMb(gateway.process.pid);
@@ -908,7 +942,7 @@ async function runBench(settings: BenchSettings): Promise<BenchResult> {
   const apiKey = await setUpAccount(gateway.port, upstream.port);
   await Bun.sleep(2000);
   const idleMb = rssMb(gateway.process.pid);
-  const t = targetsOf(upstream.port, gateway.port, apiKey);
+  const t = targetsOf(upstream.port, relay.port, gateway.port, apiKey);
   const served = new ServedCounter();
   const latency = await phaseLatency(settings, t, served);
   const streaming = await phaseStreaming(settings, t, served);
