@@ -136,6 +136,31 @@ describe("what the caller asks reaches the upstream in its own terms", () => {
     expect(warningsOf(forced.response)).toContain("reasoning: not passed on: the upstream does not think before a tool call the request forces");
   });
 
+  test("a thinking Anthropic model is not asked to think while answering tool calls whose signed thinking the caller's format lost", async () => {
+    // Anthropic refuses such a turn (400 "Expected `thinking` or `redacted_thinking`"); without thinking it takes it.
+    const tools = [{ type: "function", function: { name: "cube_root", parameters: { type: "object", properties: { n: { type: "number" } } } } }];
+    const opening = await chat({ model: MODELS.anthropic, messages: question, tools, reasoning_effort: "low" });
+    expect(opening.response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "adaptive" });
+    world.reset();
+
+    const calling = { role: "assistant", content: null, tool_calls: [{ id: "toolu_1", type: "function", function: { name: "cube_root", arguments: '{"n":27}' } }] };
+    const answering = await chat({ model: MODELS.anthropic, messages: [...question, calling, { role: "tool", tool_call_id: "toolu_1", content: "3" }], tools, reasoning_effort: "low" });
+    expect(answering.response.status).toBe(200);
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent).not.toHaveProperty("thinking");
+    expect(sent.output_config).toBeUndefined();
+    expect(sent.messages.at(-1).content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_1" });
+    expect(warningsOf(answering.response)).toContain("reasoning: not passed on for this turn: the upstream, thinking, needs back its signed thinking");
+    world.reset();
+
+    // The next question after the cycle ended thinks again.
+    const done = { role: "assistant", content: "The cube root of 27 is 3." };
+    const next = await chat({ model: MODELS.anthropic, messages: [...question, calling, { role: "tool", tool_call_id: "toolu_1", content: "3" }, done, { role: "user", content: "And of 64?" }], tools, reasoning_effort: "low" });
+    expect(next.response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "adaptive" });
+  });
+
   test("gemini thinkingLevel is OpenAI's reasoning_effort; thought summaries asked for alone leave the effort to the model", async () => {
     await generate(MODELS.openai, geminiAsking({ thinkingConfig: { thinkingLevel: "MEDIUM" } }));
     expect(onlyRequest(world, "openai").body.reasoning_effort).toBe("medium");

@@ -12,6 +12,12 @@ const MIN_THINKING_BUDGET = 1024;
 
 type Block = Record<string, unknown>;
 
+/** One turn of an Anthropic messages body, as built here. */
+interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: Block[];
+}
+
 function imageBlockOf(url: string): Block {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return data
@@ -52,7 +58,7 @@ function toolOf(tool: ToolDefinition): Block {
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
   const system = joinSystemPrompt(request.messages, warnings);
-  const messages: { role: "user" | "assistant"; content: Block[] }[] = [];
+  const messages: AnthropicMessage[] = [];
   for (const message of request.messages) {
     if (message.role === "system") continue;
     const role = message.role === "assistant" ? "assistant" : "user";
@@ -98,6 +104,22 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
 }
 
 /**
+ * Whether the request answers tool calls (its last turn holds tool results) that came without
+ * a thinking block. While it thinks, Anthropic wants the tool-calling turn back as it was made,
+ * its signed thinking first, and refuses it otherwise (400 "Expected `thinking` or
+ * `redacted_thinking`"); the other formats have no place for that signature, so a request
+ * translated from one never has it. Thinking is then left off for that turn: Anthropic takes
+ * a tool-use cycle without thinking.
+ */
+function answersUnsignedToolCalls(messages: readonly AnthropicMessage[]): boolean {
+  const last = messages.at(-1);
+  if (last?.role !== "user" || !last.content.some((block) => block.type === "tool_result")) return false;
+  const calling = messages.at(-2);
+  const first = calling?.content[0]?.type;
+  return calling?.role === "assistant" && first !== "thinking" && first !== "redacted_thinking";
+}
+
+/**
  * The caller's reasoning as Anthropic's thinking: off; a budget, kept under max_tokens (which
  * counts it) and at least Anthropic's least; or adaptive, at the caller's effort or the
  * model's own. Anthropic does not think before a forced tool call, and a thinking model
@@ -117,6 +139,10 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
   const forced = (body.tool_choice as { type?: string } | undefined)?.type;
   if (forced === "any" || forced === "tool") {
     warnings.add("reasoning", "not passed on: the upstream does not think before a tool call the request forces");
+    return;
+  }
+  if (answersUnsignedToolCalls(body.messages as AnthropicMessage[])) {
+    warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry");
     return;
   }
   if (reasoning.budgetTokens !== undefined) {
