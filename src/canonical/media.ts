@@ -15,6 +15,12 @@ export interface EmbeddingRequest {
   inputs: EmbeddingInput[];
   /** Output size, for models that can shorten their vectors. */
   dimensions?: number;
+  /**
+   * A Gemini caller's embed requests as sent, one per input (its content's parts, taskType,
+   * title, fields Google adds later; the model left out): a gemini channel is sent them whole,
+   * as a same-format upstream is, where others get `inputs`.
+   */
+  native?: { format: "gemini"; requests: readonly Readonly<Record<string, unknown>>[] };
 }
 
 export interface EmbeddingResult {

@@ -77,13 +77,34 @@ describe("the SDK's embedContent", () => {
     expect(after.balance).toBeCloseTo(1 - rows[0].cost, 9);
   });
 
-  test("on a gemini channel: one batchEmbedContents upstream with the mapped model and the size", async () => {
+  test("on a gemini channel: one batchEmbedContents upstream with the mapped model and the size, the contents as the SDK sent them", async () => {
     const response = await genaiClient(gw, gw.demoKey).models.embedContent({ model: "gm-embed", contents: "hello", config: { outputDimensionality: 2 } });
     expect(response.embeddings?.map((e) => e.values)).toEqual([[5, 0.5]]);
     expect(geminiCalls.at(-1)).toEqual({
       path: "/v1beta/models/gm-embed:batchEmbedContents",
-      body: { requests: [{ model: "models/gm-embed", content: { parts: [{ text: "hello" }] }, outputDimensionality: 2 }] },
+      body: { requests: [{ model: "models/gm-embed", content: { parts: [{ text: "hello" }], role: "user" }, outputDimensionality: 2 }] },
     });
+  });
+
+  test("on a gemini channel: taskType, title, a content's several parts and fields the gateway does not know go as sent", async () => {
+    const response = await genaiClient(gw, gw.demoKey).models.embedContent({
+      model: "gm-embed",
+      contents: [{ parts: [{ text: "first part" }, { text: "second part" }] }],
+      config: { taskType: "RETRIEVAL_DOCUMENT", title: "Doc title" },
+    });
+    expect(response.embeddings?.map((e) => e.values)).toEqual([[10, 0.5]]);
+    expect(geminiCalls.at(-1)!.body).toEqual({
+      requests: [{ model: "models/gm-embed", content: { parts: [{ text: "first part" }, { text: "second part" }] }, taskType: "RETRIEVAL_DOCUMENT", title: "Doc title" }],
+    });
+    expect(response.sdkHttpResponse?.headers?.["x-gateway-warnings"]).toBeUndefined();
+
+    const raw = await postJson(gw, gw.demoKey, "/v1beta/models/gm-embed:embedContent", {
+      content: { parts: [{ text: "query" }] },
+      taskType: "RETRIEVAL_QUERY",
+      futureField: { kept: true },
+    });
+    expect(raw.status).toBe(200);
+    expect(geminiCalls.at(-1)!.body.requests).toEqual([{ model: "models/gm-embed", content: { parts: [{ text: "query" }] }, taskType: "RETRIEVAL_QUERY", futureField: { kept: true } }]);
   });
 
   test("taskType and title, which no upstream is sent, are named in the warnings header", async () => {

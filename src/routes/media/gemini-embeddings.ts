@@ -8,7 +8,7 @@ import { modelJsonResponse } from "../response-headers.ts";
 import { MAX_EMBEDDING_INPUTS } from "./embeddings.ts";
 import { serveEmbeddings } from "./serve-embeddings.ts";
 
-/** Gemini's fields that shape an embedding for one upstream only; reported when present, not sent. */
+/** Gemini's fields that shape an embedding for a gemini channel only; reported to the caller when another kind serves it. */
 const GEMINI_ONLY_FIELDS = ["taskType", "title"] as const;
 
 const EmbedContentSchema = v.looseObject({
@@ -42,7 +42,7 @@ function fieldPath(batch: boolean, index: number, field: string): string {
   return batch ? `requests[${index}].${field}` : field;
 }
 
-/** The text of one content: its parts joined by newlines, since a canonical input is one string. */
+/** The text of one content: its parts joined by newlines, since a canonical input is one string (a gemini channel gets the parts). */
 function textOf(request: EmbedContent, path: string): string {
   const text = request.content.parts.map((part) => part.text).join("\n");
   if (text.length === 0) throw badRequest(`Invalid '${path}': the text to embed is empty`);
@@ -70,7 +70,12 @@ export async function serveGeminiEmbeddings(c: Context<AppEnv>, services: Servic
   const { vectors, meta } = await serveEmbeddings(
     c,
     services,
-    { model, inputs: requests.map((request, index) => textOf(request, fieldPath(batch, index, "content"))), ...(dimensions === undefined ? {} : { dimensions }) },
+    {
+      model,
+      inputs: requests.map((request, index) => textOf(request, fieldPath(batch, index, "content"))),
+      ...(dimensions === undefined ? {} : { dimensions }),
+      native: { format: "gemini", requests: requests.map(({ model: _model, ...sent }) => sent) },
+    },
     unforwarded,
   );
   const embeddings = vectors.map((values) => ({ values }));

@@ -16,8 +16,9 @@ export interface ServedEmbeddings {
 
 /**
  * Admits, bills and serves an embeddings request of any caller format. `unforwarded` names
- * request fields of the caller's format that no upstream is sent; they are reported in the
- * warnings header rather than dropped silently.
+ * request fields of the caller's format that an upstream of another kind is not sent; they
+ * are reported in the warnings header rather than dropped silently (a channel of the caller's
+ * own kind gets the `native` request, fields and all).
  */
 export async function serveEmbeddings(
   c: Context<AppEnv>,
@@ -38,7 +39,8 @@ export async function serveEmbeddings(
     meter,
     c.req.raw.signal,
     (adapter, call) => {
-      for (const field of unforwarded) call.warnings.add(field, "not sent upstream: embeddings are requested without it");
+      const sentAsIs = request.native !== undefined && request.native.format === call.channel.type;
+      if (!sentAsIs) for (const field of unforwarded) call.warnings.add(field, "not sent upstream: embeddings are requested without it");
       return adapter.embed(request, call);
     },
     (result) => ({ inputTokens: result.inputTokens ?? estimatedTokens, outputTokens: 0 }),

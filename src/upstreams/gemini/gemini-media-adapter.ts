@@ -12,14 +12,13 @@ const BatchEmbedSchema = v.object({ embeddings: v.array(v.object({ values: v.arr
 export const geminiMediaAdapter: MediaAdapter = {
   async embed(request, call) {
     const model = `models/${call.upstreamModel}`;
-    const requests = request.inputs.map((text) => {
-      if (typeof text !== "string") throw new UpstreamError("status", TOKEN_IDS_REFUSED, 400);
-      return {
-        model,
-        content: { parts: [{ text }] },
-        outputDimensionality: request.dimensions,
-      };
-    });
+    const requests =
+      request.native?.format === "gemini"
+        ? request.native.requests.map((sent) => ({ ...sent, model }))
+        : request.inputs.map((text) => {
+            if (typeof text !== "string") throw new UpstreamError("status", TOKEN_IDS_REFUSED, 400);
+            return { model, content: { parts: [{ text }] }, outputDimensionality: request.dimensions };
+          });
     const url = `${call.channel.baseUrl}/v1beta/${model.split("/").map(encodeURIComponent).join("/")}:batchEmbedContents`;
     const response = await postToGemini(call, url, { requests });
     const json = await readJsonAs(response, call, BatchEmbedSchema, "embeddings");
