@@ -81,6 +81,19 @@ describe("Anthropic SDK: client.messages.countTokens", () => {
     expect(world.upstreams.openai.requests).toHaveLength(0);
   });
 
+  test("openai channel: the estimate counts the tool definitions and the images the upstream reads with the prompt", async () => {
+    const { data: withTool } = await anthropicCount(MODELS.openai, { tools: [anthropicWeatherTool] });
+    const toolText = WEATHER.name + WEATHER.description + JSON.stringify(WEATHER.parameters);
+    expect(withTool.input_tokens).toBe(Math.ceil((SYSTEM + PROMPT + toolText).length / 4));
+
+    const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const image = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: pixel } };
+    const { data: withImage } = await world.anthropic.messages
+      .countTokens({ model: MODELS.openai, system: SYSTEM, messages: [{ role: "user", content: [image, { type: "text", text: PROMPT }] }] })
+      .withResponse();
+    expect(withImage.input_tokens).toBe(ESTIMATE + 765);
+  });
+
   test("mock channel: the count is the input_tokens the mock's usage reports for the same prompt", async () => {
     const { data, response } = await anthropicCount(MODELS.mock);
     const message = await world.anthropic.messages.create({ model: MODELS.mock, max_tokens: 50, system: SYSTEM, messages: [{ role: "user", content: PROMPT }] });
