@@ -7,7 +7,8 @@ export interface Paging {
   offset: number;
 }
 
-function positiveInteger(name: string, text: string | undefined, fallback: number, max: number): number {
+/** A query parameter that must be a whole number from 1 to `max`, `fallback` when absent; otherwise a 400 naming it. */
+export function positiveInteger(name: string, text: string | undefined, fallback: number, max: number): number {
   if (text === undefined || text === "") return fallback;
   if (!/^\d+$/.test(text)) throw badRequest(`Invalid '${name}': must be a positive integer`);
   const value = Number(text);

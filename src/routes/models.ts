@@ -6,6 +6,8 @@ import { requireApiKey } from "../auth/authenticate.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { ModelMode } from "../pricing/price.ts";
 import type { Services } from "../services.ts";
+import { idPage } from "./model-pages.ts";
+import { positiveInteger } from "../admin/paging.ts";
 
 /** The permission a model of each mode needs. */
 const PERMISSION_OF_MODE: Record<ModelMode, Permission> = {
@@ -71,6 +73,25 @@ function geminiModel(model: UsableModel) {
   };
 }
 
+/** Anthropic's page sizes for GET /v1/models: 20 unless `limit` says, at most 1000. */
+const ANTHROPIC_PAGE = { fallback: 20, max: 1000 };
+/** Gemini's page sizes for models.list: 50 unless `pageSize` says, at most 1000. */
+const GEMINI_PAGE = { fallback: 50, max: 1000 };
+
+/** Anthropic's list: a page by `limit`, `after_id` and `before_id`, which the SDK's auto-paging follows. */
+function anthropicList(c: Context<AppEnv>, models: readonly UsableModel[]) {
+  const limit = positiveInteger("limit", c.req.query("limit"), ANTHROPIC_PAGE.fallback, ANTHROPIC_PAGE.max);
+  const { items, hasMore } = idPage(models, { limit, afterId: c.req.query("after_id") || undefined, beforeId: c.req.query("before_id") || undefined });
+  return { data: items.map(anthropicModel), has_more: hasMore, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null };
+}
+
+/** Gemini's list: a page by `pageSize`, the next one named by `nextPageToken` (the last model's ID), which the genai pager sends back as `pageToken`. */
+function geminiList(c: Context<AppEnv>, models: readonly UsableModel[]) {
+  const limit = positiveInteger("pageSize", c.req.query("pageSize"), GEMINI_PAGE.fallback, GEMINI_PAGE.max);
+  const { items, hasMore } = idPage(models, { limit, afterId: c.req.query("pageToken") || undefined });
+  return { models: items.map(geminiModel), ...(hasMore ? { nextPageToken: items.at(-1)!.id } : {}) };
+}
+
 /** The Anthropic SDK sends this header on every call; OpenAI clients do not. */
 const speaksAnthropic = (c: Context<AppEnv>) => c.req.header("anthropic-version") !== undefined;
 /** The genai SDK with `apiVersion: "v1"` lists models under /v1, and sends its key in its own header. */
@@ -90,12 +111,11 @@ export function modelRoutes(services: Services) {
   };
   // Gemini names a model "models/{id}"; the SDK sends either form.
   const findGemini = (c: Context<AppEnv>) => find(c, (c.req.param("model") ?? "").replace(/^models\//, ""));
-  const geminiList = (models: readonly UsableModel[]) => ({ models: models.map(geminiModel) });
   return new Hono<AppEnv>()
     .get("/v1/models", auth, (c) => {
       const models = usableModels(services, c.get("principal"));
-      if (speaksAnthropic(c)) return c.json({ data: models.map(anthropicModel), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
-      if (speaksGemini(c)) return c.json(geminiList(models));
+      if (speaksAnthropic(c)) return c.json(anthropicList(c, models));
+      if (speaksGemini(c)) return c.json(geminiList(c, models));
       return c.json({ object: "list", data: models.map(openAiModel) });
     })
     .get("/v1/models/:model{.+}", auth, (c) => {
@@ -103,6 +123,6 @@ export function modelRoutes(services: Services) {
       const model = find(c, c.req.param("model"));
       return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(model));
     })
-    .get("/v1beta/models", auth, (c) => c.json(geminiList(usableModels(services, c.get("principal")))))
+    .get("/v1beta/models", auth, (c) => c.json(geminiList(c, usableModels(services, c.get("principal")))))
     .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(findGemini(c))));
 }

@@ -29,6 +29,31 @@ test("anthropic models.list: Anthropic's model records, every chat model of the 
   }
 });
 
+test("anthropic models.list pages by limit, after_id and before_id; the SDK's auto-paging reads every page", async () => {
+  const everything: string[] = [];
+  for await (const model of world.anthropic.models.list({ limit: 1000 })) everything.push(model.id);
+  expect(everything.length).toBeGreaterThan(3);
+
+  const first = await world.anthropic.models.list({ limit: 2 });
+  expect(first.data.map((m) => m.id)).toEqual(everything.slice(0, 2));
+  expect(first.has_more).toBe(true);
+  expect(first.last_id).toBe(everything[1]!);
+  const paged: string[] = [];
+  for await (const model of world.anthropic.models.list({ limit: 2 })) paged.push(model.id);
+  expect(paged).toEqual(everything);
+
+  const back = await world.anthropic.models.list({ limit: 2, before_id: everything[3]! });
+  expect(back.data.map((m) => m.id)).toEqual(everything.slice(1, 3));
+  expect(back.has_more).toBe(true);
+  const last = await world.anthropic.models.list({ limit: 2, after_id: everything.at(-2)! });
+  expect(last.data.map((m) => m.id)).toEqual(everything.slice(-1));
+  expect(last.has_more).toBe(false);
+
+  const refused = await world.anthropic.models.list({ limit: 0 }).catch((error) => error);
+  expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+  expect(refused.message).toContain("limit");
+});
+
 test("anthropic models.retrieve: one record, and NotFoundError for a model the key cannot use", async () => {
   const model = await world.anthropic.models.retrieve(MODELS.anthropic);
   expect(model).toMatchObject({ type: "model", id: MODELS.anthropic });
@@ -44,6 +69,16 @@ test("genai models.list: Gemini's model records, chat models with generateConten
     if (chatModels.includes(model.name!.replace("models/", ""))) expect(model.supportedActions).toContain("generateContent");
   }
   for (const id of chatModels) expect(names).toContain(`models/${id}`);
+});
+
+test("genai models.list pages by pageSize; the pager follows nextPageToken to the end", async () => {
+  const everything: string[] = [];
+  for await (const model of await world.genai.models.list({ config: { pageSize: 1000 } })) everything.push(model.name!);
+  const pager = await world.genai.models.list({ config: { pageSize: 2 } });
+  expect(pager.page.map((m) => m.name)).toEqual(everything.slice(0, 2));
+  const paged: string[] = [];
+  for await (const model of pager) paged.push(model.name!);
+  expect(paged).toEqual(everything);
 });
 
 test("genai models.get: one record by name, and an ApiError 404 for a model the key cannot use", async () => {
