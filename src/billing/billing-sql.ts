@@ -1,7 +1,8 @@
 /**
  * The statements of the billing hot path (holds, settlements, usage rows), run as prepared
  * statements through SyncSql. Fixed texts, one row each: SQLite reuses one prepared
- * statement per text, where multi-row inserts of varying size each needed their own.
+ * statement per text. Batches insert rows through RowInserter, whose multi-row texts are
+ * fixed too (a few group sizes).
  */
 export const SELECT_BALANCE = "SELECT balance_micros FROM users WHERE id = ?";
 export const DEBIT_BALANCE = "UPDATE users SET balance_micros = balance_micros - ? WHERE id = ?";
@@ -9,8 +10,6 @@ export const SETTLE_BALANCE =
   "UPDATE users SET balance_micros = balance_micros + ?, total_spent_micros = total_spent_micros + ?, updated_at = ? WHERE id = ?";
 export const INSERT_LEDGER =
   "INSERT INTO ledger (user_id, kind, amount_micros, balance_after_micros, reference, created_at) VALUES (?, ?, ?, ?, ?, ?)";
-/** A leased request's two ledger rows, its hold and then its settlement: one statement instead of two. */
-export const INSERT_LEDGER_PAIR = `${INSERT_LEDGER}, (?, ?, ?, ?, ?, ?)`;
 export const INSERT_HOLD = "INSERT INTO holds (id, user_id, amount_micros, instance_id, created_at) VALUES (?, ?, ?, ?, ?)";
 export const DELETE_HOLD = "DELETE FROM holds WHERE id = ?";
 export const INSERT_USAGE =

@@ -7,6 +7,7 @@ import type { Hold } from "../billing/hold-batcher.ts";
 import type { LeaseBook } from "../billing/lease-book.ts";
 import type { SyncSql } from "../db/sync-sql.ts";
 import { INSERT_USAGE, TOUCH_TOKEN } from "../billing/billing-sql.ts";
+import { RowInserter } from "../db/insert-rows.ts";
 import { isDatabaseBusy } from "../db/database-busy.ts";
 
 interface Pending {
@@ -85,9 +86,11 @@ export class UsageWriter {
   }
 }
 
+const USAGE_ROWS = new RowInserter(INSERT_USAGE);
+
 /** Inserts the usage rows and settles their holds. */
 function writeRows(sql: SyncSql, batch: Pending[], leases: LeaseBook, journal: Journal): void {
-  for (const { row } of batch) sql.run(INSERT_USAGE, usageValues(row));
+  USAGE_ROWS.insert(sql, batch.map(({ row }) => usageValues(row)));
   settleHolds(
     sql,
     batch.map(({ row, hold }) => ({
