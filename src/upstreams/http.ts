@@ -47,20 +47,24 @@ export function postJson(call: PostLimits, url: string, headers: Record<string, 
 export async function postToUpstream(call: PostLimits, url: string, headers: Record<string, string>, body: string | ReadableStream<Uint8Array>): Promise<Response> {
   // Fetch reports no connect phase, so one timer covers connecting and waiting for headers;
   // it is cleared once they arrive: the body's reads have their own idle limit (read-body.ts).
-  const firstByte = new AbortController();
-  const timer = setTimeout(() => firstByte.abort(new DOMException("first byte timeout", "TimeoutError")), call.firstByteTimeoutMs);
-  const combined = AbortSignal.any([call.signal, firstByte.signal]);
+  // The attempt's own controller also follows the call's signal (the request's deadline, one
+  // per request, so the listener goes with it): AbortSignal.any did the same at 1.7% of a
+  // request's CPU.
+  const attempt = new AbortController();
+  const timer = setTimeout(() => attempt.abort(new DOMException("first byte timeout", "TimeoutError")), call.firstByteTimeoutMs);
+  if (call.signal.aborted) attempt.abort(call.signal.reason);
+  else call.signal.addEventListener("abort", () => attempt.abort(call.signal.reason), { once: true });
   let response: Response;
   try {
     // A stream body needs half-duplex mode in fetch implementations that follow the standard.
     // Redirects are not followed: an API does not answer with one, and following it would
     // send the channel's key (x-api-key, x-goog-api-key) to whatever host Location names.
-    const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: combined, redirect: "manual" };
+    const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: attempt.signal, redirect: "manual" };
     if (typeof body !== "string") init.duplex = "half";
     response = await call.fetch(url, init);
   } catch {
-    if (combined.aborted) {
-      const reason = combined.reason as { name?: string } | undefined;
+    if (attempt.signal.aborted) {
+      const reason = attempt.signal.reason as { name?: string } | undefined;
       throw new UpstreamError(reason?.name === "TimeoutError" ? "timeout" : "connect", "the upstream did not answer in time");
     }
     throw new UpstreamError("connect", "could not connect to the upstream");
@@ -68,8 +72,8 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     clearTimeout(timer);
   }
   if (response.ok) {
-    // The first-byte controller is still part of the fetch's signal: aborting it ends the body read.
-    abortableBody(response, firstByte);
+    // The attempt's controller is the fetch's signal: aborting it ends the body read.
+    abortableBody(response, attempt);
     return response;
   }
   if (response.status >= 300 && response.status < 400) {
