@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import type { Services } from "./services.ts";
-import { errorBodyFor } from "./errors/google-status.ts";
+import { errorBodyFor } from "./errors/error-body-for.ts";
 import { renderError } from "./errors/render-error.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";

@@ -29,10 +29,5 @@ const GEMINI_V1_ACTION = /^\/v1\/models\/.+:[A-Za-z]+$/;
 /** Whether `path` is served in Gemini's format, so its errors are written the way Gemini writes them. */
 export const isGeminiPath = (path: string) => path.startsWith("/v1beta/") || GEMINI_V1_ACTION.test(path);
 
-/** The spec's error body, with Google's `status` added for a Gemini-format caller. */
-export function errorBodyFor(path: string, status: ErrorStatus, message: string) {
-  return isGeminiPath(path) ? { error: geminiErrorObject(status, message) } : errorBody(status, message);
-}
-
 /** The error object of a Gemini-format answer: the spec's fields and Google's `status`. */
 export const geminiErrorObject = (status: ErrorStatus, message: string) => ({ ...errorBody(status, message).error, status: GOOGLE_STATUS[status] });

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../lib/logger.ts";
 import { GatewayError, type ErrorStatus } from "./gateway-error.ts";
-import { errorBodyFor } from "./google-status.ts";
+import { errorBodyFor } from "./error-body-for.ts";
 import { requestIdHeaders } from "../middleware/request-id.ts";
 import { isDatabaseBusy } from "../db/database-busy.ts";
 
@@ -31,7 +31,7 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     gatewayError = new GatewayError(500, "The gateway failed to handle this request");
   }
   const requestId = c.get("requestId") as string | undefined;
-  return new Response(JSON.stringify(errorBodyFor(c.req.path, gatewayError.status, gatewayError.message)), {
+  return new Response(JSON.stringify(errorBodyFor(c.req.path, gatewayError.status, gatewayError.message, requestId)), {
     status: gatewayError.status,
     headers: { "content-type": "application/json", ...gatewayError.headers, ...(requestId ? requestIdHeaders(requestId) : {}) },
   });

@@ -10,7 +10,8 @@ import type { TestGateway } from "../helpers/gateway.ts";
 /**
  * Asserts `response` is the spec's error: exactly `{"error":{"message","type","code"}}`,
  * `code` equal to the status, a non-empty message, a JSON content type. A Gemini-format path
- * adds Google's `status` name, as Gemini writes its errors. Returns the message.
+ * adds Google's `status` name, and a messages-format path Anthropic's top-level `type` and
+ * `request_id`, as those providers write their errors. Returns the message.
  */
 export async function expectError(response: Response, status: number, type: string): Promise<string> {
   const text = await response.text();
@@ -22,8 +23,11 @@ export async function expectError(response: Response, status: number, type: stri
   } catch {
     throw new Error(`error body is not JSON: ${text}`);
   }
-  expect(Object.keys(body)).toEqual(["error"]);
-  const geminiPath = /\/v1beta\/|\/v1\/models\/.+:/.test(new URL(response.url).pathname);
+  const path = new URL(response.url).pathname;
+  const anthropicPath = /^\/v1\/messages(\/|$)/.test(path);
+  expect(Object.keys(body)).toEqual(anthropicPath ? ["type", "error", "request_id"] : ["error"]);
+  if (anthropicPath) expect(body).toMatchObject({ type: "error", request_id: response.headers.get("request-id") });
+  const geminiPath = /\/v1beta\/|\/v1\/models\/.+:/.test(path);
   expect(Object.keys(body.error).sort()).toEqual(geminiPath ? ["code", "message", "status", "type"] : ["code", "message", "type"]);
   if (geminiPath) expect(body.error.status).toMatch(/^[A-Z_]+$/);
   expect(body.error.type).toBe(type);

@@ -113,6 +113,10 @@ function expectSdkError(caller: CallerName, error: any, status: number, type?: s
     expect(error).toBeInstanceOf(ANTHROPIC_CLASS[status]);
     expect(error.status).toBe(status);
     if (type) expect(error.type).toBe(type);
+    // Anthropic's own body fields around the spec's: the top-level type, and the request id in the body as in the header.
+    expect(error.error.type).toBe("error");
+    expect(error.error.request_id).toBe(error.requestID);
+    expect(error.error.error.code).toBe(status);
   } else {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(status);
