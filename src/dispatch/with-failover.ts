@@ -111,7 +111,7 @@ const clientClosed = () => new GatewayError(499, "The client closed the request"
 /** The caller's error after `attempts` upstream calls, saying how many, as a served response does (x-gateway-attempts). */
 function afterAttempts(error: GatewayError, attempts: number): GatewayError {
   if (attempts === 0) return error;
-  return new GatewayError(error.status, error.message, { ...error.headers, "x-gateway-attempts": String(attempts) });
+  return new GatewayError(error.status, error.message, { ...error.headers, "x-gateway-attempts": String(attempts) }, error.param);
 }
 
 /**

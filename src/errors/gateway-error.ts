@@ -29,6 +29,8 @@ export class GatewayError extends Error {
     message: string,
     /** Extra response headers (Retry-After, x-ratelimit-*). */
     readonly headers: Record<string, string> = {},
+    /** The request field at fault, when one is: OpenAI's `param`, which its SDK shows as `error.param`. */
+    readonly param?: string,
   ) {
     super(message);
     this.name = "GatewayError";
@@ -44,7 +46,7 @@ export function errorBody(status: ErrorStatus, message: string) {
   return { error: { message, type: ERROR_TYPES[status], code: status } };
 }
 
-export const badRequest = (message: string) => new GatewayError(400, message);
+export const badRequest = (message: string, param?: string) => new GatewayError(400, message, {}, param);
 /** A request body that broke off: the client hung up mid-request, which is not the gateway's error. */
 export const bodyCutOff = () => new GatewayError(499, "The client closed the request before its body was complete");
 export const notFound = (message: string) => new GatewayError(404, message);

@@ -31,7 +31,7 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     gatewayError = new GatewayError(500, "The gateway failed to handle this request");
   }
   const requestId = c.get("requestId") as string | undefined;
-  return new Response(JSON.stringify(errorBodyFor(c.req.path, gatewayError.status, gatewayError.message, requestId)), {
+  return new Response(JSON.stringify(errorBodyFor(c.req.path, gatewayError.status, gatewayError.message, { requestId, param: gatewayError.param })), {
     status: gatewayError.status,
     headers: { "content-type": "application/json", ...gatewayError.headers, ...(requestId ? requestIdHeaders(requestId) : {}) },
   });

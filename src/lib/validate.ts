@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { badRequest, bodyCutOff } from "../errors/gateway-error.ts";
+import { badRequest, bodyCutOff, type GatewayError } from "../errors/gateway-error.ts";
 import { nestsDeeperThan } from "./json-depth.ts";
 
 /**
@@ -43,21 +43,20 @@ function isUnknownKey(issue: v.BaseIssue<unknown>): boolean {
   return issue.type === "strict_object" && issue.expected === "never" && issue.message.startsWith("Invalid key:");
 }
 
-/** A one-line message naming the offending field, for a 400 body. */
-export function describeIssue(reported: v.BaseIssue<unknown>): string {
+/** The 400 for a valibot issue: a one-line message naming the offending field, and that field as its `param`. */
+export function issueError(reported: v.BaseIssue<unknown>): GatewayError {
   const issue = mostSpecific(reported);
   const path = pathOf(issue);
-  if (isUnknownKey(issue)) return `Unknown field '${path}'`;
-  if (issue.kind === "schema" && issue.input === undefined && path !== "") {
-    return `'${path}' is required`;
-  }
-  return path === "" ? issue.message : `Invalid '${path}': ${issue.message}`;
+  const param = path === "" ? undefined : path;
+  if (isUnknownKey(issue)) return badRequest(`Unknown field '${path}'`, param);
+  if (issue.kind === "schema" && issue.input === undefined && path !== "") return badRequest(`'${path}' is required`, param);
+  return badRequest(path === "" ? issue.message : `Invalid '${path}': ${issue.message}`, param);
 }
 
 /** Validates `input` against `schema`, or throws a 400 naming the first bad field. */
 export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
-  if (!result.success) throw badRequest(describeIssue(result.issues[0]));
+  if (!result.success) throw issueError(result.issues[0]);
   return result.output;
 }
 

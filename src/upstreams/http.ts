@@ -5,22 +5,30 @@ import { UpstreamError } from "./upstream-error.ts";
 /** What posting upstream needs of a call: its fetch, signal and time limits, and the channel whose key it sends. */
 export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "now" | "firstByteTimeoutMs" | "idleTimeoutMs">;
 
+/** What the caller is shown of a provider's error answer. */
+interface UpstreamErrorText {
+  message: string;
+  /** The field the provider named (OpenAI's `param`), when it named one. */
+  param?: string;
+}
+
 /**
- * The `message` of a provider's JSON error body, or the status line. Providers may quote the
- * key they were sent (OpenAI's 401 does, some servers quote the whole header), and the
- * message reaches the caller: the channel's key is masked before the message is cut short,
- * so no prefix of it survives either.
+ * The `message` of a provider's JSON error body, or the status line, and its `param`.
+ * Providers may quote the key they were sent (OpenAI's 401 does, some servers quote the whole
+ * header), and the message reaches the caller: the channel's key is masked before the message
+ * is cut short, so no prefix of it survives either.
  */
-function messageOf(text: string, status: number, channelKey: string | null): string {
+function errorTextOf(text: string, status: number, channelKey: string | null): UpstreamErrorText {
   try {
-    const json = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const json = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown };
     const error = json.error;
     const message = typeof error === "string" ? error : (error?.message ?? json.message);
-    if (typeof message === "string" && message !== "") return (channelKey ? message.replaceAll(channelKey, "****") : message).slice(0, 500);
+    const param = typeof error === "object" && typeof error?.param === "string" && error.param !== "" ? error.param.slice(0, 200) : undefined;
+    if (typeof message === "string" && message !== "") return { message: (channelKey ? message.replaceAll(channelKey, "****") : message).slice(0, 500), param };
   } catch {
     // not JSON: fall through to the status line
   }
-  return `upstream answered ${status}`;
+  return { message: `upstream answered ${status}` };
 }
 
 /**
@@ -81,5 +89,6 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     throw new UpstreamError("status", `upstream answered ${response.status}, a redirect, which is not followed: check the channel's base_url`, response.status);
   }
   const text = await readErrorExcerpt(response, call.idleTimeoutMs);
-  throw new UpstreamError("status", messageOf(text, response.status, call.channel.apiKey), response.status, retryAfterOf(response.headers.get("retry-after"), call.now()));
+  const { message, param } = errorTextOf(text, response.status, call.channel.apiKey);
+  throw new UpstreamError("status", message, response.status, retryAfterOf(response.headers.get("retry-after"), call.now()), param);
 }

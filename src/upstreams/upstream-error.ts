@@ -11,6 +11,8 @@ export class UpstreamError extends Error {
     readonly upstreamStatus?: number,
     /** The upstream's Retry-After, in seconds, when it sent one. */
     readonly retryAfterSeconds?: number,
+    /** The request field the upstream named as at fault (OpenAI's `param`). */
+    readonly param?: string,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -44,8 +46,8 @@ export class UpstreamError extends Error {
       });
     }
     // A request too large for the upstream stays a 413: the SDKs raise their own class for it.
-    if (status === 413) return new GatewayError(413, this.message);
-    if (status === 400 || status === 422) return new GatewayError(400, this.message);
+    if (status === 413) return new GatewayError(413, this.message, {}, this.param);
+    if (status === 400 || status === 422) return new GatewayError(400, this.message, {}, this.param);
     return new GatewayError(502, `Upstream failed: ${this.message}`);
   }
 }

@@ -10,8 +10,9 @@ import type { TestGateway } from "../helpers/gateway.ts";
 /**
  * Asserts `response` is the spec's error: exactly `{"error":{"message","type","code"}}`,
  * `code` equal to the status, a non-empty message, a JSON content type. A Gemini-format path
- * adds Google's `status` name, and a messages-format path Anthropic's top-level `type` and
- * `request_id`, as those providers write their errors. Returns the message.
+ * adds Google's `status` name, a messages-format path Anthropic's top-level `type` and
+ * `request_id`, as those providers write their errors, and another model path (not the admin
+ * API) may add OpenAI's `param`. Returns the message.
  */
 export async function expectError(response: Response, status: number, type: string): Promise<string> {
   const text = await response.text();
@@ -28,7 +29,10 @@ export async function expectError(response: Response, status: number, type: stri
   expect(Object.keys(body)).toEqual(anthropicPath ? ["type", "error", "request_id"] : ["error"]);
   if (anthropicPath) expect(body).toMatchObject({ type: "error", request_id: response.headers.get("request-id") });
   const geminiPath = /\/v1beta\/|\/v1\/models\/.+:/.test(path);
-  expect(Object.keys(body.error).sort()).toEqual(geminiPath ? ["code", "message", "status", "type"] : ["code", "message", "type"]);
+  // An OpenAI-format path adds the field at fault as OpenAI's `param`, when there is one.
+  const openAiPath = !geminiPath && !anthropicPath && !path.startsWith("/v1/admin/");
+  const keys = Object.keys(body.error).filter((key) => !(key === "param" && openAiPath && typeof body.error.param === "string" && body.error.param !== ""));
+  expect(keys.sort()).toEqual(geminiPath ? ["code", "message", "status", "type"] : ["code", "message", "type"]);
   if (geminiPath) expect(body.error.status).toMatch(/^[A-Z_]+$/);
   expect(body.error.type).toBe(type);
   expect(body.error.code).toBe(status);

@@ -63,10 +63,11 @@ async function usageRowsOfModel(model: string) {
   return listed.body.usage.filter((r: any) => r.model === model);
 }
 
-/** The spec 7 error shape, exactly these keys. */
-function expectErrorShape(body: any, status: number, type?: string) {
+/** The spec 7 error shape, exactly these keys, and OpenAI's `param` when the upstream named one. */
+function expectErrorShape(body: any, status: number, type?: string, param?: string) {
   expect(Object.keys(body)).toEqual(["error"]);
-  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "type"]);
+  expect(Object.keys(body.error).sort()).toEqual(param ? ["code", "message", "param", "type"] : ["code", "message", "type"]);
+  expect(body.error.param).toBe(param);
   expect(typeof body.error.message).toBe("string");
   expect(body.error.message.length).toBeGreaterThan(0);
   expect(body.error.code).toBe(status);
@@ -84,7 +85,7 @@ describe("upstream error statuses", () => {
     const response = await post({ model, messages: [{ role: "user", content: "hi" }] });
     expect(response.status).toBe(400);
     const body = await response.json();
-    expectErrorShape(body, 400, "invalid_request_error");
+    expectErrorShape(body, 400, "invalid_request_error", "messages");
     expect(body.error.message).toContain("Invalid value for 'messages'");
     expect(bad.requests).toHaveLength(1);
     expect(spare.requests).toHaveLength(0);

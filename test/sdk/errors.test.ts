@@ -236,3 +236,32 @@ describe("request ids the SDKs expose", () => {
     expect(completion._request_id).toMatch(/^req/);
   });
 });
+
+describe("the field at fault, as the OpenAI SDK's error.param", () => {
+  test("the gateway's own 400 names the field", async () => {
+    const error: any = await rejectionOf(chat(clientsFor(world.key), "openai", { model: MODELS.mock, temperature: 5 }));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error.param).toBe("temperature");
+  });
+
+  test("an openai upstream's 400 keeps the param it named", async () => {
+    const upstream = await startOpenAiUpstream({
+      status: 400,
+      errorBody: { error: { message: "Invalid value for 'content'", type: "invalid_request_error", param: "messages[0].content", code: null } },
+    });
+    try {
+      const model = "sdk-param-openai";
+      await createChannel(world.gw, { name: model, type: "openai", base_url: upstream.url, api_key: "k", models: [model] });
+      const error: any = await rejectionOf(chat(clientsFor(world.key), "openai", { model }));
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect({ message: error.error.message, param: error.param }).toEqual({ message: "Invalid value for 'content'", param: "messages[0].content" });
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test("a messages-format caller gets no param: the field would be named in another format's terms", async () => {
+    const error: any = await rejectionOf(chat(clientsFor(world.key), "anthropic", { model: MODELS.mock, temperature: 1.5 }));
+    expect(error.error.error.param).toBeUndefined();
+  });
+});
