@@ -20,7 +20,16 @@ export interface EmbeddingRequest {
    * title, fields Google adds later; the model left out): a gemini channel is sent them whole,
    * as a same-format upstream is, where others get `inputs`.
    */
-  native?: { format: "gemini"; requests: readonly Readonly<Record<string, unknown>>[] };
+  native?: { format: "gemini"; requests: readonly Readonly<Record<string, unknown>>[] } | OpenAiEmbeddingFields;
+}
+
+/**
+ * An OpenAI caller's fields the gateway does not model (`user`, fields OpenAI adds later): an
+ * openai channel is sent them beside its own, as a same-format upstream is; others report them.
+ */
+export interface OpenAiEmbeddingFields {
+  format: "openai";
+  fields: Readonly<Record<string, unknown>>;
 }
 
 export interface EmbeddingResult {
@@ -77,6 +86,11 @@ export type GeneratedImage = ({ url: string } | { base64: string; mimeType: stri
 
 export interface ImageResult {
   images: GeneratedImage[];
+  /**
+   * An OpenAI-compatible upstream's answer fields beyond `created` and `data` (GPT image
+   * models' `usage`, `size`, `quality`, `output_format`, `background`), passed on as they came.
+   */
+  answerFields?: Readonly<Record<string, unknown>>;
 }
 
 export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;

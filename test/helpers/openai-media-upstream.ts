@@ -250,7 +250,9 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
       const data = Array.from({ length: body.n ?? 1 }, (_, i) =>
         format === "b64_json" ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt(body.prompt) } : { url: upstreamImageUrl(i), revised_prompt: upstreamRevisedPrompt(body.prompt) },
       );
-      return Response.json({ created: 1_700_000_000, data });
+      // A model that answers in bytes unasked is a GPT image model: it says what it made, and its token usage.
+      const gptImage = behavior.imageFormat === "b64_json" ? upstreamGptImageFields(body) : {};
+      return Response.json({ created: 1_700_000_000, data, ...gptImage });
     }
     if (path === "/v1/audio/speech") {
       const format = body.response_format ?? "mp3";
@@ -382,4 +384,15 @@ export function isMp3(bytes: Uint8Array): boolean {
 /** Reads a whole body. */
 export async function bytesOf(response: Response): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
+}
+
+/** The fields a GPT image model's answer has beside `data`, as OpenAI's images API documents them. */
+export function upstreamGptImageFields(body: { size?: string; quality?: string; output_format?: string; background?: string }) {
+  return {
+    background: body.background ?? "opaque",
+    output_format: body.output_format ?? "png",
+    quality: body.quality ?? "high",
+    size: body.size && body.size !== "auto" ? body.size : "1024x1024",
+    usage: { input_tokens: 12, input_tokens_details: { image_tokens: 0, text_tokens: 12 }, output_tokens: 4160, total_tokens: 4172 },
+  };
 }

@@ -99,3 +99,10 @@ test("a gemini channel whose key Gemini refuses (400 API_KEY_INVALID) fails over
     refusing.stop(true);
   }
 });
+
+test("OpenAI's user, which a gemini channel has no field for, is named in x-gateway-warnings and not sent", async () => {
+  const response = await postJson(gw, gw.demoKey, "/v1/embeddings", { model: "g-embed", input: "hello", user: "end-user-7" });
+  expect(response.status).toBe(200);
+  expect(response.headers.get("x-gateway-warnings")).toContain("user");
+  expect(JSON.stringify(received.at(-1)!.body)).not.toContain("end-user-7");
+});

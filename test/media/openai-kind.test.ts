@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import {
   bytesOf,
@@ -12,6 +13,7 @@ import {
   TINY_PNG_BASE64,
   JPEG_HEAD_BASE64,
   upstreamEmbedding,
+  upstreamGptImageFields,
   upstreamImageUrl,
   upstreamPromptTokens,
   upstreamRerankScore,
@@ -87,6 +89,13 @@ describe("embeddings (4.6)", () => {
     expect(request.path).toBe("/v1/embeddings");
     expect(request.body.model).toBe("text-embedding-3-small");
     expect(request.body.input).toEqual(inputs);
+  });
+
+  test("OpenAI's user and a field the gateway does not model reach an openai channel as sent, beside the gateway's own", async () => {
+    const response = await postJson(gw, key, "/v1/embeddings", { model: "oa-embed", input: "hi", user: "end-user-7", newer_field: { x: 1 } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+    expect(onlyRequest().body).toEqual({ model: "text-embedding-3-small", input: ["hi"], encoding_format: "float", user: "end-user-7", newer_field: { x: 1 } });
   });
 
   test("a model without a mapping goes upstream under its own ID; a string input is one vector", async () => {
@@ -174,12 +183,36 @@ describe("images (4.8)", () => {
     expect(request.body).toMatchObject({ model: "dall-e-3", prompt, n: 2, size: "1792x1024", quality: "hd", style: "natural" });
   });
 
-  test("base64 images from the upstream are data:image/png;base64 URLs by default", async () => {
+  test("base64 images from the upstream, no response_format asked: a data:image/png;base64 URL (the spec's url) and the b64_json a GPT image model's caller reads", async () => {
     up.setBehavior({ imageFormat: "b64_json" });
     const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: "a red square" });
     expect(response.status).toBe(200);
     const body = await response.json();
-    expect(body.data).toEqual([{ url: `data:image/png;base64,${TINY_PNG_BASE64}`, revised_prompt: upstreamRevisedPrompt("a red square") }]);
+    expect(body.data).toEqual([{ url: `data:image/png;base64,${TINY_PNG_BASE64}`, b64_json: TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt("a red square") }]);
+  });
+
+  test("the OpenAI SDK's own GPT image example reads b64_json, and the answer keeps the upstream's usage, size, quality, output_format and background", async () => {
+    up.setBehavior({ imageFormat: "b64_json" });
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0 });
+    const result = await client.images.generate({ model: "oa-image", prompt: "a lighthouse", background: "transparent" });
+    expect(result.data?.[0]?.b64_json).toBe(TINY_PNG_BASE64);
+    const { background, output_format, quality, size, usage } = result;
+    expect({ background, output_format, quality, size, usage }).toEqual(upstreamGptImageFields({ background: "transparent" }) as typeof result & object);
+  });
+
+  test("response_format url with bytes from the upstream: the data URL only", async () => {
+    up.setBehavior({ imageFormat: "b64_json" });
+    const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: "a red square", response_format: "url" });
+    expect((await response.json()).data).toEqual([{ url: `data:image/png;base64,${TINY_PNG_BASE64}`, revised_prompt: upstreamRevisedPrompt("a red square") }]);
+  });
+
+  test("OpenAI's user and a prompt of 32,000 characters (GPT image models' limit) reach the upstream; 32,001 is a 400", async () => {
+    const prompt = "p".repeat(32_000);
+    const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt, user: "end-user-7" });
+    expect(response.status).toBe(200);
+    expect(onlyRequest().body).toMatchObject({ prompt, user: "end-user-7" });
+    const tooLong = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: prompt + "p" });
+    expect(tooLong.status).toBe(400);
   });
 
   test("GPT image models' fields: quality high, size auto and the fields the gateway does not model reach the upstream; JPEG bytes come back as image/jpeg", async () => {

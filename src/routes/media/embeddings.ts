@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
-import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { fieldsOutside, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { encodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { serveEmbeddings } from "./serve-embeddings.ts";
@@ -35,7 +35,6 @@ const EmbeddingsRequestSchema = v.object({
   ),
   encoding_format: v.optional(v.picklist(["float", "base64"], "must be 'float' or 'base64'"), "float"),
   dimensions: v.optional(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1"), v.maxValue(65_536, "must be at most 65536"))),
-  user: v.optional(v.string()),
 });
 
 /** The inputs of any of the four forms, as a list: a lone text or a lone token array is one input. */
@@ -49,13 +48,18 @@ const isTokenIds = (input: readonly unknown[]): input is number[] => typeof inpu
 /** POST /v1/embeddings (spec 4.6). */
 export function embeddingsRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(services, "embeddings"), async (c) => {
-    const body = parseOrThrow(EmbeddingsRequestSchema, await readJsonBody(c.req.raw));
+    const raw = await readJsonBody(c.req.raw);
+    const body = parseOrThrow(EmbeddingsRequestSchema, raw);
     const inputs = oneOrMany(body.input);
-    const { vectors, inputTokens, meta } = await serveEmbeddings(c, services, {
+    // `user` and whatever else OpenAI's API takes that the gateway does not model.
+    const fields = fieldsOutside(EmbeddingsRequestSchema, raw);
+    const request = {
       model: body.model,
       inputs,
       ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }),
-    });
+      native: { format: "openai" as const, fields },
+    };
+    const { vectors, inputTokens, meta } = await serveEmbeddings(c, services, request, Object.keys(fields));
     const data = vectors.map((vector, index) => ({
       object: "embedding",
       index,

@@ -14,7 +14,8 @@ import { modelJsonResponse } from "../response-headers.ts";
 
 /** Sizes a model without a size price table accepts: those of OpenAI's image models ("auto": the model picks). */
 const DEFAULT_IMAGE_SIZES = ["256x256", "512x512", "1024x1024", "1792x1024", "1024x1792", "1536x1024", "1024x1536", "auto"];
-const MAX_PROMPT_CHARACTERS = 4000;
+/** OpenAI's longest prompt, that of its GPT image models (DALL-E 3 takes 4000, DALL-E 2 1000: the upstream says so). */
+const MAX_PROMPT_CHARACTERS = 32_000;
 
 const ImagesRequestSchema = v.object({
   model: v.optional(ModelIdSchema),
@@ -30,7 +31,6 @@ const ImagesRequestSchema = v.object({
   quality: v.nullish(v.picklist(IMAGE_QUALITIES, `must be one of ${IMAGE_QUALITIES.join(", ")}`)),
   style: v.nullish(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'")),
   response_format: v.nullish(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'")),
-  user: v.nullish(v.string()),
   // Answered as one JSON body: a caller asking for events would read none from it.
   stream: v.nullish(v.literal(false, "streamed image generation is not served; leave out 'stream'")),
 });
@@ -69,12 +69,19 @@ function pricedImage(model: string, price: Price | undefined, askedSize: string 
   return { size, quality };
 }
 
-/** One image as the caller asked for it: a URL (a data: URL when the upstream sent bytes) or base64. */
-function imageView(image: GeneratedImage, format: "url" | "b64_json") {
+/**
+ * One image as the caller asked for it: a URL (a data: URL when the upstream sent bytes) or
+ * base64. Asked for neither, bytes come as both: the spec's result has a `url`, and a model
+ * that answers in bytes by default (OpenAI's GPT image models) is read from `b64_json` by
+ * its callers.
+ */
+function imageView(image: GeneratedImage, format: "url" | "b64_json" | undefined) {
   const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
   if ("url" in image) return { url: image.url, ...revised };
-  if (format === "b64_json") return { b64_json: image.base64, ...revised };
-  return { url: `data:${image.mimeType};base64,${image.base64}`, ...revised };
+  const dataUrl = { url: `data:${image.mimeType};base64,${image.base64}` };
+  const bytes = { b64_json: image.base64 };
+  if (format === "b64_json") return { ...bytes, ...revised };
+  return format === "url" ? { ...dataUrl, ...revised } : { ...dataUrl, ...bytes, ...revised };
 }
 
 /** POST /v1/images/generations (spec 4.8), priced per image by size and quality. */
@@ -106,7 +113,8 @@ export function imagesRoutes(services: Services) {
       // Billed for what came back, never more than was asked for (and held).
       (result) => usageOf(Math.min(result.images.length, body.n)),
     );
-    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format ?? "url"));
-    return modelJsonResponse({ created: Math.floor(services.now() / 1000), data }, { rateLimitHeaders, served, requestId: c.get("requestId") });
+    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format ?? undefined));
+    const answer = { created: Math.floor(services.now() / 1000), data, ...served.value.answerFields };
+    return modelJsonResponse(answer, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
 }

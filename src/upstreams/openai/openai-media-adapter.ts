@@ -23,7 +23,7 @@ const RerankSchema = v.object({
   usage: believableUsage(v.object({ total_tokens: v.optional(TokenCountSchema) })),
   meta: believableUsage(v.object({ tokens_used: v.optional(TokenCountSchema), billed_units: v.optional(v.object({ input_tokens: v.optional(TokenCountSchema) })) })),
 });
-const ImagesSchema = v.object({
+const ImagesSchema = v.looseObject({
   data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
 });
 
@@ -81,7 +81,8 @@ function imageTypeOfBase64(base64: string): string {
  */
 export const openAiMediaAdapter: MediaAdapter = {
   async embed(request, call) {
-    const body: Record<string, unknown> = { model: call.upstreamModel, input: request.inputs, encoding_format: "float" };
+    const callerFields = request.native?.format === "openai" ? request.native.fields : {};
+    const body: Record<string, unknown> = { ...callerFields, model: call.upstreamModel, input: request.inputs, encoding_format: "float" };
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
     const json = await readJsonAs(await post(call, "/embeddings", body), call, EmbeddingsSchema, "embeddings");
     if (json.data.length !== request.inputs.length) throw new UpstreamError("protocol", "upstream sent a different number of embeddings than inputs");
@@ -128,7 +129,8 @@ export const openAiMediaAdapter: MediaAdapter = {
       return item.url ? { url: item.url, ...revised } : null;
     });
     if (images.length === 0 || images.some((image) => image === null)) throw new UpstreamError("protocol", "upstream sent an image without url or data");
-    return { images: images as GeneratedImage[] };
+    const { data: _data, created: _created, ...answerFields } = json;
+    return { images: images as GeneratedImage[], answerFields };
   },
 
   async speak(request, call) {
