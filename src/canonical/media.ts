@@ -99,7 +99,8 @@ export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
 export interface SpeechRequest {
   model: string;
   input: string;
-  voice: string;
+  /** A voice name, or the id of a custom voice (OpenAI's `{"id": ...}`). */
+  voice: string | { id: string };
   format: SpeechFormat;
   speed: number;
   /** How to speak (tone, accent, pace), for models that take it (gpt-4o-mini-tts). */

@@ -19,7 +19,7 @@ export interface Transcript {
 }
 
 /** The `response_format` values of OpenAI's audio transcription and translation endpoints. */
-export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt"] as const;
+export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt", "diarized_json"] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /** Which audio endpoint is asked: transcriptions, or translations (always into English). */

@@ -29,6 +29,8 @@ export interface MultipartLimits {
   maxFileBytes: number;
   /** Bytes of one text field; more is a 413. */
   maxFieldBytes: number;
+  /** Bytes of all text fields together, which are held in memory; more is a 413. Default: maxFieldBytes times maxParts. */
+  maxFieldsBytes?: number;
   /** Parts of any kind; more is a 413. */
   maxParts: number;
 }
@@ -94,6 +96,7 @@ class MultipartParser {
   private lineStartsWithCR = false;
   private part: OpenPart | null = null;
   private parts = 0;
+  private fieldBytes = 0;
 
   constructor(
     boundary: string,
@@ -222,6 +225,9 @@ class MultipartParser {
       if (part.size > this.limits.maxFieldBytes) {
         throw new GatewayError(413, `Field "${part.name}" is larger than the limit of ${this.limits.maxFieldBytes} bytes`);
       }
+      this.fieldBytes += bytes.length;
+      const maxFieldsBytes = this.limits.maxFieldsBytes ?? this.limits.maxFieldBytes * this.limits.maxParts;
+      if (this.fieldBytes > maxFieldsBytes) throw new GatewayError(413, `The form's text fields are larger than the limit of ${maxFieldsBytes} bytes together`);
       part.chunks.push(bytes.slice()); // a copy, so a small field does not pin a large network chunk
     }
   }

@@ -149,6 +149,10 @@ export function upstreamTranscriptBody(text: string, format: string, task: strin
       const segment = { id: 0, seek: 0, start: 0, end: UPSTREAM_TRANSCRIPT_SECONDS, text: ` ${text}`, tokens: [1, 2, 3], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.1, no_speech_prob: 0.01 };
       return { body: JSON.stringify({ task, language: "english", duration: UPSTREAM_TRANSCRIPT_SECONDS, text, segments: [segment] }), contentType: "application/json" };
     }
+    case "diarized_json": {
+      const segment = { type: "transcript.text.segment", id: "seg_0", start: 0, end: UPSTREAM_TRANSCRIPT_SECONDS, text, speaker: "agent" };
+      return { body: JSON.stringify({ task, duration: UPSTREAM_TRANSCRIPT_SECONDS, text, segments: [segment], usage: { type: "duration", seconds: 4 } }), contentType: "application/json" };
+    }
     default:
       return { body: JSON.stringify({ text }), contentType: "application/json" };
   }
@@ -350,9 +354,10 @@ export function postJson(gw: TestGateway, key: string, path: string, body: unkno
 }
 
 /** A multipart upload (file + text fields) to the gateway with an API key. */
-export function postUpload(gw: TestGateway, key: string, path: string, file: { bytes: Uint8Array; name: string; type?: string }, fields: Record<string, string>): Promise<Response> {
+export function postUpload(gw: TestGateway, key: string, path: string, file: { bytes: Uint8Array; name: string; type?: string }, fields: Record<string, string> | [string, string][]): Promise<Response> {
   const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  // Pairs for a field that repeats (`known_speaker_names[]`).
+  for (const [name, value] of Array.isArray(fields) ? fields : Object.entries(fields)) form.append(name, value);
   form.append("file", new File([file.bytes as Uint8Array<ArrayBuffer>], file.name, { type: file.type ?? "audio/wav" }));
   return gw.fetch(path, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
 }

@@ -197,7 +197,7 @@ describe("images (4.8)", () => {
     const result = await client.images.generate({ model: "oa-image", prompt: "a lighthouse", background: "transparent" });
     expect(result.data?.[0]?.b64_json).toBe(TINY_PNG_BASE64);
     const { background, output_format, quality, size, usage } = result;
-    expect({ background, output_format, quality, size, usage }).toEqual(upstreamGptImageFields({ background: "transparent" }) as typeof result & object);
+    expect({ background, output_format, quality, size, usage } as Record<string, unknown>).toEqual(upstreamGptImageFields({ background: "transparent" }));
   });
 
   test("response_format url with bytes from the upstream: the data URL only", async () => {
@@ -265,10 +265,10 @@ describe("speech (4.9)", () => {
     expect(request.body).toEqual({ model: "tts-1", input, voice: "nova", response_format: "mp3", speed: 1.25 });
   });
 
-  test("OpenAI's newer voices (marin, cedar) and a gpt-4o-mini-tts caller's instructions go upstream", async () => {
-    for (const voice of ["marin", "cedar"]) {
+  test("OpenAI's newer voices (marin, cedar), a custom voice ({id}), another server's voice name and a gpt-4o-mini-tts caller's instructions go upstream", async () => {
+    for (const voice of ["marin", "cedar", { id: "voice_1234" }, "af_heart"]) {
       up.reset();
-      const input = `Spoken by ${voice}.`;
+      const input = `Spoken by ${JSON.stringify(voice)}.`;
       const response = await postJson(gw, key, "/v1/audio/speech", { model: "oa-tts", input, voice, instructions: "Speak calmly.", stream_format: "audio" });
       expect(response.status).toBe(200);
       await bytesOf(response);
@@ -329,7 +329,7 @@ describe("transcriptions and translations (4.10, 4.11)", () => {
     expect(request.file).toEqual({ name: "clip.wav", type: "audio/wav", size: wav.length, sha256: sha256Hex(wav) });
   });
 
-  test.each(["json", "text", "srt", "verbose_json", "vtt"])("transcription %s: the upstream's body and Content-Type pass through", async (format) => {
+  test.each(["json", "text", "srt", "verbose_json", "vtt", "diarized_json"])("transcription %s: the upstream's body and Content-Type pass through", async (format) => {
     const response = await postUpload(gw, key, "/v1/audio/transcriptions", file, { model: "oa-whisper", response_format: format });
     expect(response.status).toBe(200);
     const expected = upstreamTranscriptBody(upstreamTranscriptText("transcribe", { name: "clip.wav", size: wav.length }), format, "transcribe");
@@ -340,6 +340,24 @@ describe("transcriptions and translations (4.10, 4.11)", () => {
     if (format === "vtt") expect(text).toStartWith("WEBVTT");
     if (format === "verbose_json") expect(Object.keys(JSON.parse(text))).toEqual(expect.arrayContaining(["language", "duration", "segments", "text"]));
     expect(onlyRequest().fields.response_format).toBe(format);
+  });
+
+  test("translation diarized_json (a transcription's format) is a 400 naming response_format, and nothing is sent", async () => {
+    const response = await postUpload(gw, key, "/v1/audio/translations", file, { model: "oa-whisper", response_format: "diarized_json" });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.param).toBe("response_format");
+    expect(up.requests).toHaveLength(0);
+  });
+
+  test("speaker references of gpt-4o-transcribe-diarize (four of about 0.9 MB each) reach the upstream; fields past 4 MB together are a 413", async () => {
+    const reference = `data:audio/wav;base64,${"A".repeat(900_000)}`;
+    const fields: [string, string][] = [["model", "oa-whisper"], ["response_format", "diarized_json"], ...["agent", "customer", "a", "b"].flatMap((name): [string, string][] => [["known_speaker_names[]", name], ["known_speaker_references[]", reference]])];
+    const response = await postUpload(gw, key, "/v1/audio/transcriptions", file, fields);
+    expect(response.status).toBe(200);
+    const sent = onlyRequest().fieldEntries.filter(([name]) => name === "known_speaker_references[]");
+    expect(sent.map(([, value]) => value.length)).toEqual([reference.length, reference.length, reference.length, reference.length]);
+    const tooMuch = await postUpload(gw, key, "/v1/audio/transcriptions", file, [...fields, ["known_speaker_references[]", reference]]);
+    expect(tooMuch.status).toBe(413);
   });
 
   test.each(["json", "text", "srt", "verbose_json", "vtt"])("translation %s: sent to /audio/translations, the upstream's answer passes through", async (format) => {

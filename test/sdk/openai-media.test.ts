@@ -187,6 +187,19 @@ describe.each(BOTH)("transcription formats through the SDK, %s channel", (target
     if (target === "openai") expect(result).toBe(expected("vtt"));
   });
 
+  test("diarized_json: segments with their speaker, typed transcript.text.segment", async () => {
+    const result: any = await client.audio.transcriptions.create({ model, file: await file(), response_format: "diarized_json" });
+    expect(result.task).toBe("transcribe");
+    expect(typeof result.duration).toBe("number");
+    expect(result.segments.length).toBeGreaterThan(0);
+    for (const segment of result.segments) {
+      expect(segment).toMatchObject({ type: "transcript.text.segment", id: expect.any(String), start: expect.any(Number), end: expect.any(Number), text: expect.any(String), speaker: expect.any(String) });
+    }
+    if (target === "openai") expect(result).toEqual(JSON.parse(expected("diarized_json")));
+    // One voice that the mock does not tell apart: speaker A, as OpenAI labels a speaker it was not introduced to.
+    else expect(new Set(result.segments.map((segment: any) => segment.speaker))).toEqual(new Set(["A"]));
+  });
+
   test("verbose_json: language, duration and segments", async () => {
     const result = await client.audio.transcriptions.create({ model, file: await file(), response_format: "verbose_json" });
     expect(typeof result.language).toBe("string");

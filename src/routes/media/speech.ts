@@ -13,8 +13,15 @@ import { modelResponse } from "../response-headers.ts";
 
 /** Spec section 8: the longest text one speech request may speak. */
 const MAX_INPUT_CHARACTERS = 4096;
-/** The voices of spec 4.9, and those OpenAI added since, which its SDK offers. */
-const VOICES = ["alloy", "echo", "fable", "onyx", "nova", "shimmer", "ash", "ballad", "coral", "sage", "verse", "marin", "cedar"] as const;
+/**
+ * A voice: a name (spec 4.9's six, those OpenAI added since, or whatever an OpenAI-compatible
+ * speech server names its own), or OpenAI's custom voice object `{"id": "voice_..."}`. The
+ * upstream knows its voices; the gateway checks only the form.
+ */
+const VoiceSchema = v.union(
+  [v.pipe(v.string(), v.minLength(1), v.maxLength(200)), v.strictObject({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) })],
+  "must be a voice name or an object with the id of a custom voice",
+);
 
 /** Characters as people count them (code points), not UTF-16 units. */
 const characterCount = (text: string) => [...text].length;
@@ -26,7 +33,7 @@ const SpeechRequestSchema = v.object({
     v.minLength(1, "must not be empty"),
     v.check((text) => characterCount(text) <= MAX_INPUT_CHARACTERS, `must be at most ${MAX_INPUT_CHARACTERS} characters`),
   ),
-  voice: v.optional(v.picklist(VOICES, `must be one of ${VOICES.join(", ")}`), "alloy"),
+  voice: v.optional(VoiceSchema, "alloy"),
   response_format: v.optional(v.picklist(SPEECH_FORMATS, `must be one of ${SPEECH_FORMATS.join(", ")}`), "mp3"),
   speed: v.optional(numberInRange(0.25, 4), 1),
   instructions: v.optional(v.string()),

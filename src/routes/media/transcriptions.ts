@@ -16,7 +16,12 @@ import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
 import { modelResponse } from "../response-headers.ts";
 
-const FIELD_LIMITS = { maxFieldBytes: 64 * 1024, maxParts: 64 };
+/**
+ * Text fields are held in memory. One may be a speaker reference of gpt-4o-transcribe-diarize
+ * (`known_speaker_references[]`: 2 to 10 s of audio as a data URL, about 0.9 MB as 24 kHz WAV),
+ * and a request names up to four.
+ */
+const FIELD_LIMITS = { maxFieldBytes: 1024 * 1024, maxFieldsBytes: 4 * 1024 * 1024 + 64 * 1024, maxParts: 64 };
 
 /** The upload endpoints: exempt from the JSON body limit, bounded by the upload cap instead. */
 export const TRANSCRIPTION_PATHS = ["/v1/audio/transcriptions", "/v1/audio/translations"] as const;
@@ -76,6 +81,9 @@ export function transcriptionRoutes(services: Services) {
     const upload = await receive(c, services);
     try {
       const fields = parseOrThrow(TranscriptionFieldsSchema, upload.fields);
+      if (task === "translate" && fields.response_format === "diarized_json") {
+        throw badRequest("Invalid 'response_format': diarized_json is a transcription's; a translation is json, text, srt, verbose_json or vtt", "response_format");
+      }
       const { file } = upload;
       if (!file) throw badRequest("'file' is required");
       if (file.size === 0) throw badRequest("Invalid 'file': the file is empty");

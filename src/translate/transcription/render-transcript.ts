@@ -36,7 +36,22 @@ export function renderTranscript(t: Transcript, format: TranscriptFormat, task: 
       return { body: `WEBVTT\n\n${t.segments.map((s) => `${formatCueTimes(s, ".")}\n${s.text}\n\n`).join("")}`, contentType: PLAIN_TEXT };
     case "verbose_json":
       return { body: JSON.stringify(toVerboseJson(t, task)), contentType: JSON_TYPE };
+    case "diarized_json":
+      return { body: JSON.stringify(toDiarizedJson(t)), contentType: JSON_TYPE };
   }
+}
+
+/**
+ * OpenAI's diarized_json object. A transcript that does not tell its speakers apart has one,
+ * labelled as OpenAI labels speakers it was not introduced to: `A`.
+ */
+function toDiarizedJson(t: Transcript): Record<string, unknown> {
+  return {
+    task: "transcribe",
+    duration: t.durationSeconds,
+    text: t.text,
+    segments: t.segments.map((s) => ({ type: "transcript.text.segment", id: `seg_${s.id}`, start: s.start, end: s.end, text: s.text, speaker: "A" })),
+  };
 }
 
 /** The `start --> end` line of a subtitle cue; SRT writes milliseconds after a comma, WebVTT after a dot. */

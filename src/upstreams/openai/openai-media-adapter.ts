@@ -162,7 +162,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
     const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
     const response = await postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
-    const json = request.responseFormat === "json" || request.responseFormat === "verbose_json";
+    const json = request.responseFormat === "json" || request.responseFormat === "verbose_json" || request.responseFormat === "diarized_json";
     const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
     // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
     if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
@@ -171,7 +171,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     if (json) {
       // Checked, not rewritten: the caller gets the upstream's body as it was sent.
       const transcript = parseJsonTranscript(text);
-      if (request.responseFormat === "verbose_json") durationSeconds = transcript.durationSeconds;
+      if (request.responseFormat !== "json") durationSeconds = transcript.durationSeconds;
     }
     return { kind: "rendered", body: text, contentType, durationSeconds };
   },
