@@ -53,9 +53,26 @@ function openAiModel(model: UsableModel) {
   return { id: model.id, object: "model", created: Math.floor(model.created / 1000), owned_by: model.owner, mode: model.mode };
 }
 
-/** The model record Anthropic's models API returns, which @anthropic-ai/sdk's models.list and retrieve read. */
+/**
+ * The model record Anthropic's models API returns, which @anthropic-ai/sdk's models.list and
+ * retrieve read: every field its ModelInfo type requires. A model the gateway serves is
+ * active; what it does not know of the upstream's model (its line, limits and capabilities)
+ * is null, as Anthropic's API leaves what it does not state.
+ */
 function anthropicModel(model: UsableModel) {
-  return { type: "model", id: model.id, display_name: model.id, created_at: new Date(model.created).toISOString() };
+  return {
+    type: "model",
+    id: model.id,
+    display_name: model.id,
+    created_at: new Date(model.created).toISOString(),
+    lifecycle: "active",
+    deprecated_at: null,
+    retires_at: null,
+    line: null,
+    max_input_tokens: null,
+    max_tokens: null,
+    capabilities: null,
+  };
 }
 
 /** The model record Gemini's models API returns, which @google/genai's models.list and get read. */
@@ -75,7 +92,7 @@ function geminiModel(model: UsableModel) {
 
 /** Anthropic's page sizes for GET /v1/models: 20 unless `limit` says, at most 1000. */
 const ANTHROPIC_PAGE = { fallback: 20, max: 1000 };
-/** Gemini's page sizes for models.list: 50 unless `pageSize` says, at most 1000. */
+/** Gemini's page sizes for models.list: 50 unless `pageSize` says; a larger one is cut to 1000, not refused, as Gemini does. */
 const GEMINI_PAGE = { fallback: 50, max: 1000 };
 
 /** Anthropic's list: a page by `limit`, `after_id` and `before_id`, which the SDK's auto-paging follows. */
@@ -87,7 +104,7 @@ function anthropicList(c: Context<AppEnv>, models: readonly UsableModel[]) {
 
 /** Gemini's list: a page by `pageSize`, the next one named by `nextPageToken` (the last model's ID), which the genai pager sends back as `pageToken`. */
 function geminiList(c: Context<AppEnv>, models: readonly UsableModel[]) {
-  const limit = positiveInteger("pageSize", c.req.query("pageSize"), GEMINI_PAGE.fallback, GEMINI_PAGE.max);
+  const limit = Math.min(positiveInteger("pageSize", c.req.query("pageSize"), GEMINI_PAGE.fallback, Number.MAX_SAFE_INTEGER), GEMINI_PAGE.max);
   const { items, hasMore } = idPage(models, { limit, afterId: c.req.query("pageToken") || undefined });
   return { models: items.map(geminiModel), ...(hasMore ? { nextPageToken: items.at(-1)!.id } : {}) };
 }

@@ -26,6 +26,17 @@ test("anthropic models.list: Anthropic's model records, every chat model of the 
     expect(model.type).toBe("model");
     expect(model.display_name).toBe(model.id);
     expect(Number.isNaN(Date.parse(model.created_at))).toBe(false);
+    // Every field the SDK's ModelInfo requires: a served model is active, what the gateway does not know is null.
+    const { lifecycle, deprecated_at, retires_at, line, max_input_tokens, max_tokens, capabilities } = model;
+    expect({ lifecycle, deprecated_at, retires_at, line, max_input_tokens, max_tokens, capabilities }).toEqual({
+      lifecycle: "active",
+      deprecated_at: null,
+      retires_at: null,
+      line: null,
+      max_input_tokens: null,
+      max_tokens: null,
+      capabilities: null,
+    });
   }
 });
 
@@ -74,6 +85,9 @@ test("genai models.list: Gemini's model records, chat models with generateConten
 test("genai models.list pages by pageSize; the pager follows nextPageToken to the end", async () => {
   const everything: string[] = [];
   for await (const model of await world.genai.models.list({ config: { pageSize: 1000 } })) everything.push(model.name!);
+  // Past 1000, Gemini cuts the page size rather than refuse it.
+  const huge = await world.genai.models.list({ config: { pageSize: 5000 } });
+  expect(huge.page.map((m) => m.name)).toEqual(everything.slice(0, 1000));
   const pager = await world.genai.models.list({ config: { pageSize: 2 } });
   expect(pager.page.map((m) => m.name)).toEqual(everything.slice(0, 2));
   const paged: string[] = [];
