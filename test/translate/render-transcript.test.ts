@@ -19,8 +19,8 @@ const transcript: Transcript = {
 const PLAIN = "text/plain; charset=utf-8";
 
 describe("renderTranscript", () => {
-  test("lists OpenAI's five response formats", () => {
-    expect([...TRANSCRIPT_FORMATS]).toEqual(["json", "text", "srt", "verbose_json", "vtt"]);
+  test("lists OpenAI's six response formats", () => {
+    expect([...TRANSCRIPT_FORMATS]).toEqual(["json", "text", "srt", "verbose_json", "vtt", "diarized_json"]);
   });
 
   test("json", () => {
