@@ -15,16 +15,17 @@ interface UpstreamErrorText {
 /**
  * The `message` of a provider's JSON error body, or the status line, and its `param`.
  * Providers may quote the key they were sent (OpenAI's 401 does, some servers quote the whole
- * header), and the message reaches the caller: the channel's key is masked before the message
- * is cut short, so no prefix of it survives either.
+ * header), and both reach the caller: the channel's key is masked before either is cut short,
+ * so no prefix of it survives either.
  */
 function errorTextOf(text: string, status: number, channelKey: string | null): UpstreamErrorText {
   try {
     const json = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown };
     const error = json.error;
     const message = typeof error === "string" ? error : (error?.message ?? json.message);
-    const param = typeof error === "object" && typeof error?.param === "string" && error.param !== "" ? error.param.slice(0, 200) : undefined;
-    if (typeof message === "string" && message !== "") return { message: (channelKey ? message.replaceAll(channelKey, "****") : message).slice(0, 500), param };
+    const masked = (text: string, most: number) => (channelKey ? text.replaceAll(channelKey, "****") : text).slice(0, most);
+    const param = typeof error === "object" && typeof error?.param === "string" && error.param !== "" ? masked(error.param, 200) : undefined;
+    if (typeof message === "string" && message !== "") return { message: masked(message, 500), param };
   } catch {
     // not JSON: fall through to the status line
   }

@@ -139,7 +139,7 @@ describe("upstream error statuses", () => {
       const model = freshModel();
       const echoing = await upstream();
       echoing.setBehavior({
-        script: (request) => Response.json({ error: { message: `Incorrect API key provided: ${request.headers.authorization}` } }, { status }),
+        script: (request) => Response.json({ error: { message: `Incorrect API key provided: ${request.headers.authorization}`, param: `header ${request.headers.authorization}` } }, { status }),
       });
       await channel("echoing", echoing.url, model);
       const response = await post({ model, messages: [{ role: "user", content: "hi" }] });
@@ -148,6 +148,9 @@ describe("upstream error statuses", () => {
       expect(echoing.requests[0]!.headers.authorization).toBe("Bearer upstream-secret");
       expect(body.error.message).toContain("Incorrect API key provided");
       expect(body.error.message).not.toContain("upstream-secret");
+      // The param it named is masked as well.
+      expect(JSON.stringify(body)).not.toContain("upstream-secret");
+      if (status === 400) expect(body.error.param).toBe("header Bearer ****");
     }
   });
 
