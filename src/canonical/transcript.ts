@@ -22,5 +22,8 @@ export interface Transcript {
 export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt", "diarized_json"] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
+/** The formats answered as a JSON object with the transcript's text (the others are plain text or subtitles). */
+export const isJsonTranscriptFormat = (format: TranscriptFormat) => format === "json" || format === "verbose_json" || format === "diarized_json";
+
 /** Which audio endpoint is asked: transcriptions, or translations (always into English). */
 export type TranscriptTask = "transcribe" | "translate";

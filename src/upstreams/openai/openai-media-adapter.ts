@@ -3,7 +3,7 @@ import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
 import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
-import type { Transcript } from "../../canonical/transcript.ts";
+import { isJsonTranscriptFormat, type Transcript } from "../../canonical/transcript.ts";
 import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { postJson, postToUpstream } from "../http.ts";
 import { readJsonAs, readText } from "../read-body.ts";
@@ -162,7 +162,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
     const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
     const response = await postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
-    const json = request.responseFormat === "json" || request.responseFormat === "verbose_json" || request.responseFormat === "diarized_json";
+    const json = isJsonTranscriptFormat(request.responseFormat);
     const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
     // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
     if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
