@@ -63,8 +63,8 @@ export interface ImageRequest {
   model: string;
   prompt: string;
   n: number;
-  /** `<width>x<height>`, or `auto` for a model that picks its own. */
-  size: string;
+  /** `<width>x<height>`, `auto`, or undefined (the caller left it out): the last two leave it to the model. */
+  size?: string;
   /**
    * The caller's quality, style and format, each only when asked for: OpenAI's GPT image
    * models refuse `response_format` and `style`, and take other qualities than DALL-E's.
@@ -84,8 +84,16 @@ export interface ImageRequest {
 /** One generated image: a URL where the upstream hosts it, or its bytes. */
 export type GeneratedImage = ({ url: string } | { base64: string; mimeType: string }) & { revisedPrompt?: string };
 
+/** The size and quality an upstream says it made its images at (GPT image models say both). */
+export interface MadeImages {
+  size?: string;
+  quality?: string;
+}
+
 export interface ImageResult {
   images: GeneratedImage[];
+  /** What the upstream says it made, when it says: the charge follows it. */
+  made?: MadeImages;
   /**
    * An OpenAI-compatible upstream's answer fields beyond `created` and `data` (GPT image
    * models' `usage`, `size`, `quality`, `output_format`, `background`), passed on as they came.

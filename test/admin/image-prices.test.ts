@@ -122,14 +122,17 @@ describe("billing from the table", () => {
     await expectErrorResponse(await generate(key, { size: "256x256" }), 400, "invalid_request_error");
   });
 
-  test("a quality the table lacks for a size → 400 naming it", async () => {
+  test("a quality the table lacks for a size → 400 naming it; left out, the quality is one the table prices", async () => {
     expect((await gw.admin("POST", "/v1/admin/prices", { model: MODEL, mode: "image", image_prices: { "512x512/hd": 0.03 } })).status).toBe(200);
     const { id, key } = await account();
-    const message = await expectErrorResponse(await generate(key, { size: "512x512" }), 400, "invalid_request_error");
+    const message = await expectErrorResponse(await generate(key, { size: "512x512", quality: "standard" }), 400, "invalid_request_error");
     expect(message).toContain("standard");
     const hd = await generate(key, { size: "512x512", quality: "hd" });
     expect(hd.status).toBe(200);
-    expect(await costs(id)).toEqual({ rows: [{ cost_micros: 30_000, status: 200 }], balance: 970_000 });
+    // The mock says it made standard, which the table does not price: charged as held, at hd.
+    const unnamed = await generate(key, { size: "512x512" });
+    expect(unnamed.status).toBe(200);
+    expect(await costs(id)).toEqual({ rows: [{ cost_micros: 30_000, status: 200 }, { cost_micros: 30_000, status: 200 }], balance: 940_000 });
     expect((await gw.admin("POST", "/v1/admin/prices", { model: MODEL, mode: "image", image_prices: TABLE })).status).toBe(200);
   });
 

@@ -396,7 +396,8 @@ export function upstreamGptImageFields(body: { size?: string; quality?: string; 
   return {
     background: body.background ?? "opaque",
     output_format: body.output_format ?? "png",
-    quality: body.quality ?? "high",
+    // Left to the model, it says what it chose.
+    quality: body.quality && body.quality !== "auto" ? body.quality : "high",
     size: body.size && body.size !== "auto" ? body.size : "1024x1024",
     usage: { input_tokens: 12, input_tokens_details: { image_tokens: 0, text_tokens: 12 }, output_tokens: 4160, total_tokens: 4172 },
   };

@@ -232,15 +232,15 @@ describe("images (4.8)", () => {
     expect(onlyRequest().body.response_format).toBe("b64_json");
   });
 
-  test("quality, style and response_format the caller left out (or sent as null) are not sent: GPT image models refuse response_format and style", async () => {
+  test("size, quality, style and response_format the caller left out (or sent as null) are not sent: GPT image models refuse response_format and style, and pick size and quality themselves", async () => {
     for (const body of [{ model: "oa-image", prompt: "a gpt-image prompt" }, { model: "oa-image", prompt: "a gpt-image prompt", quality: null, style: null, response_format: null, n: null, size: null }]) {
       up.reset();
       up.setBehavior({ imageFormat: "b64_json" });
       const response = await postJson(gw, key, "/v1/images/generations", body);
       expect(response.status).toBe(200);
       const sent = onlyRequest().body;
-      expect(Object.keys(sent).sort()).toEqual(["model", "n", "prompt", "size"]);
-      expect(sent).toMatchObject({ n: 1, size: "1024x1024" });
+      expect(Object.keys(sent).sort()).toEqual(["model", "n", "prompt"]);
+      expect(sent).toMatchObject({ n: 1 });
     }
   });
 

@@ -55,8 +55,10 @@ export const mockMediaAdapter: MediaAdapter = {
 
   async generateImages(request, call) {
     for (const name of Object.keys(request.extraFields)) call.warnings.add(name, "not supported by the demo image model; ignored");
-    // "auto" lets the model pick: the mock picks the usual square.
-    const [width, height] = (request.size === "auto" ? "1024x1024" : request.size).split("x").map(Number) as [number, number];
+    // Left to the model (left out or "auto"), the mock draws the usual square, at DALL-E's default quality.
+    const size = request.size === undefined || request.size === "auto" ? "1024x1024" : request.size;
+    const quality = request.quality === undefined || request.quality === "auto" ? "standard" : request.quality;
+    const [width, height] = size.split("x").map(Number) as [number, number];
     if (width > MAX_MOCK_IMAGE_SIDE || height > MAX_MOCK_IMAGE_SIDE) {
       throw new UpstreamError("status", `The mock image model draws sides of at most ${MAX_MOCK_IMAGE_SIDE} pixels, not ${request.size}`, 400);
     }
@@ -65,7 +67,7 @@ export const mockMediaAdapter: MediaAdapter = {
       const png = await renderMockImage(request.prompt, i, width, height);
       images.push({ base64: bytesToBase64(png), mimeType: "image/png", revisedPrompt: request.prompt });
     }
-    return { images };
+    return { images, made: { size, quality } };
   },
 
   async speak(request, call) {

@@ -27,6 +27,9 @@ const ImagesSchema = v.looseObject({
   data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
 });
 
+/** A field of a lenient answer, when it is a string. */
+const stringOrUndefined = (value: unknown) => (typeof value === "string" ? value : undefined);
+
 /** The Content-Type of each speech format, for upstreams that send none. */
 export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
   mp3: "audio/mpeg",
@@ -130,7 +133,8 @@ export const openAiMediaAdapter: MediaAdapter = {
     });
     if (images.length === 0 || images.some((image) => image === null)) throw new UpstreamError("protocol", "upstream sent an image without url or data");
     const { data: _data, created: _created, ...answerFields } = json;
-    return { images: images as GeneratedImage[], answerFields };
+    const made = { size: stringOrUndefined(json.size), quality: stringOrUndefined(json.quality) };
+    return { images: images as GeneratedImage[], made, answerFields };
   },
 
   async speak(request, call) {
