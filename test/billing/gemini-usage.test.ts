@@ -62,3 +62,24 @@ test("usageMetadata without candidatesTokenCount: the prompt is charged, the ans
 test("whole usageMetadata: charged as reported", async () => {
   expect(await chargedFor(PLAIN.usageMetadata)).toMatchObject({ prompt_tokens: 8, completion_tokens: 15, cost_micros: costOf(8, 15) });
 });
+
+test("toolUsePromptTokenCount, the prompt of Gemini's own tools, which promptTokenCount leaves out: charged as input", async () => {
+  const usage = { promptTokenCount: 100, toolUsePromptTokenCount: 40, candidatesTokenCount: 20, thoughtsTokenCount: 10, totalTokenCount: 170 };
+  expect(await chargedFor(usage)).toMatchObject({ prompt_tokens: 140, completion_tokens: 30, cost_micros: costOf(140, 30) });
+});
+
+test("streamed: the last chunk's toolUsePromptTokenCount is charged as input", async () => {
+  const usage = { promptTokenCount: 100, toolUsePromptTokenCount: 40, candidatesTokenCount: 20, totalTokenCount: 160 };
+  const chunk = (text: string, last: boolean) =>
+    `data: ${JSON.stringify({
+      candidates: [{ content: { parts: [{ text }], role: "model" }, ...(last ? { finishReason: "STOP" } : {}) }],
+      usageMetadata: last ? usage : { promptTokenCount: 100, totalTokenCount: 100 },
+    })}\r\n\r\n`;
+  upstream.setBehavior({ script: () => new Response(chunk("It is", false) + chunk(" sunny.", true), { headers: { "content-type": "text/event-stream" } }) });
+  const { id, key } = await newAccount(gw, START);
+  const response = await chat(gw, key, { model: MODEL, max_tokens: 100, stream: true, messages: [{ role: "user", content: PROMPT }] });
+  expect(await response.text()).toContain("[DONE]");
+  const [row] = await usageRows(gw, id);
+  expect(row).toMatchObject({ prompt_tokens: 140, completion_tokens: 20, cost_micros: costOf(140, 20) });
+  await expectBooksBalanced(gw);
+});

@@ -16,6 +16,7 @@ export const GeminiUsageSchema = v.looseObject({
   candidatesTokenCount: v.optional(v.nullable(TokenCountSchema)),
   thoughtsTokenCount: v.optional(v.nullable(TokenCountSchema)),
   cachedContentTokenCount: v.optional(v.nullable(TokenCountSchema)),
+  toolUsePromptTokenCount: v.optional(v.nullable(TokenCountSchema)),
 });
 
 const ResponsePartSchema = v.looseObject({
@@ -45,12 +46,16 @@ export const GeminiResponseSchema = v.looseObject({
 
 export type GeminiResponse = v.InferOutput<typeof GeminiResponseSchema>;
 
-/** Gemini usage in canonical terms; thinking tokens are billed as output, as Google bills them. */
+/**
+ * Gemini usage in canonical terms, as Google bills it: thinking tokens as output, and the
+ * prompts of its own tools (search grounding, code execution), which promptTokenCount leaves
+ * out, as input.
+ */
 export function usageFromGemini(usage: v.InferOutput<typeof GeminiUsageSchema>): Usage {
   const cached = usage.cachedContentTokenCount ?? 0;
   const thoughts = usage.thoughtsTokenCount ?? 0;
   return {
-    inputTokens: usage.promptTokenCount,
+    inputTokens: usage.promptTokenCount + (usage.toolUsePromptTokenCount ?? 0),
     outputTokens: (usage.candidatesTokenCount ?? 0) + thoughts,
     ...(cached > 0 ? { cachedInputTokens: cached } : {}),
     // Gemini leaves out counts of 0, so a model that did not think reports nothing here.
