@@ -60,13 +60,13 @@ function render(result: TranscriptionResult, request: TranscriptionRequest): { b
 
 /**
  * Seconds of audio a result bills: the upstream's own count where it gave one the file can
- * hold (0 to its most; for M4A and WebM, which their size does not bound, their header's
- * length), else the header's. A negative count made the request free, and 1e12 s charged
- * 100 million USD for a few seconds of speech.
+ * hold (0 to its most, rounded up to a whole second, as OpenAI bills; for M4A and WebM, which
+ * their size does not bound, their header's length), else the header's. A negative count
+ * made the request free, and 1e12 s charged 100 million USD for a few seconds of speech.
  */
 function billedSeconds(result: TranscriptionResult, probe: AudioProbe): number {
   const reported = result.kind === "transcript" ? result.transcript.durationSeconds : result.durationSeconds;
-  const most = Number.isFinite(probe.mostSeconds) ? probe.mostSeconds : probe.durationSeconds;
+  const most = Math.ceil(Number.isFinite(probe.mostSeconds) ? probe.mostSeconds : probe.durationSeconds);
   return reported !== null && reported >= 0 && reported <= most ? reported : probe.durationSeconds;
 }
 
@@ -96,7 +96,8 @@ export function transcriptionRoutes(services: Services) {
       }
       const model = fields.model ?? defaultModelFor(services, c.get("principal"), "transcription");
       const usageOf = (audioSeconds: number) => ({ inputTokens: 0, outputTokens: 0, audioSeconds });
-      const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream: false, maxUsage: usageOf(probe.durationSeconds) });
+      // Held at whole seconds: an upstream that bills whole seconds (OpenAI's usage) charges no more.
+      const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream: false, maxUsage: usageOf(Math.ceil(probe.durationSeconds)) });
       const request: TranscriptionRequest = {
         model,
         task,

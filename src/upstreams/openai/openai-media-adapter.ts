@@ -53,7 +53,7 @@ function decodeBase64Vector(text: string): number[] {
 }
 
 /** A json or verbose_json transcript as the API sends it, JSON with a string `text`, or a protocol error. */
-function parseJsonTranscript(text: string): Transcript {
+function parseJsonTranscript(text: string): { transcript: Transcript; billedSeconds: number | null } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -61,8 +61,42 @@ function parseJsonTranscript(text: string): Transcript {
     throw new UpstreamError("protocol", "upstream sent a transcript that is not JSON");
   }
   const transcript = parseVerboseTranscript(json);
-  if (!transcript) throw new UpstreamError("protocol", "upstream sent a transcript without text");
-  return transcript;
+  if (!transcript) throw new UpstreamError("protocol", `upstream sent ${isErrorObject(json) ? "an error object" : "a transcript without text"}`);
+  return { transcript, billedSeconds: billedSecondsIn(json) };
+}
+
+/**
+ * The seconds an OpenAI transcript's `usage` says were billed (whisper-1 answers
+ * `{"type": "duration", "seconds": 4}` for 3.25 s of audio: whole seconds), else null.
+ */
+function billedSecondsIn(json: unknown): number | null {
+  const usage = (json as { usage?: { type?: unknown; seconds?: unknown } }).usage;
+  const seconds = usage?.type === "duration" ? usage.seconds : undefined;
+  return typeof seconds === "number" && Number.isFinite(seconds) ? seconds : null;
+}
+
+/**
+ * Whether a 200's JSON is OpenAI's error shape (`{"error": {...}}`). Its message is not
+ * repeated: the caller sees the gateway's 502, and an upstream may echo what it was sent.
+ */
+function isErrorObject(json: unknown): boolean {
+  const error = (json as { error?: unknown } | null)?.error;
+  return error !== undefined && error !== null;
+}
+
+/**
+ * A 200 in JSON where a transcript in text, SRT or VTT was asked for: an error object some
+ * servers answer with 200, which is not a transcript to pass on and bill. Other JSON goes on
+ * as it came.
+ */
+function refuseJsonError(text: string): void {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (isErrorObject(json)) throw new UpstreamError("protocol", "upstream answered 200 with an error object instead of a transcript");
 }
 
 /** The first of several optional counts that is present. */
@@ -171,12 +205,14 @@ export const openAiMediaAdapter: MediaAdapter = {
     // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
     if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
     const text = await readText(response, call);
-    let durationSeconds: number | null = null;
-    if (json) {
-      // Checked, not rewritten: the caller gets the upstream's body as it was sent.
-      const transcript = parseJsonTranscript(text);
-      if (request.responseFormat !== "json") durationSeconds = transcript.durationSeconds;
+    if (!json) {
+      if (mediaTypeOf(contentType) === "application/json") refuseJsonError(text);
+      return { kind: "rendered", body: text, contentType, durationSeconds: null };
     }
+    // Checked, not rewritten: the caller gets the upstream's body as it was sent.
+    const { transcript, billedSeconds } = parseJsonTranscript(text);
+    // A json transcript has no duration; its usage may still say what was billed.
+    const durationSeconds = billedSeconds ?? (request.responseFormat === "json" ? null : transcript.durationSeconds);
     return { kind: "rendered", body: text, contentType, durationSeconds };
   },
 };
