@@ -80,8 +80,10 @@ export class ChatDispatcher {
       },
       onEnd: (end) => {
         served.release();
-        // A stream the upstream broke is its failure even when the client hung up after the error event.
-        const broken = failed || end === "failed";
+        // A stream the upstream broke is its failure even when the client hung up after the
+        // error event; one cut at the deadline for a client that stopped reading is recorded
+        // as the gateway's 502 too, charged for what the upstream produced.
+        const broken = failed || end === "failed" || end === "stalled";
         return meter.finish({
           status: broken ? 502 : end === "cancelled" ? 499 : 200,
           usage: reported ?? (broken && streamedLength === 0 ? null : unreportedUsage(request, prompt, streamedLength)),

@@ -75,7 +75,8 @@ export class MediaDispatcher {
         return meter.finish({
           status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
           // The upstream was asked for all of it and bills all of it, also when the client
-          // stops listening halfway. A body the upstream broke off is of no use to the
+          // stops listening halfway, by hanging up or by reading no more until the deadline
+          // cuts it off ("stalled"). A body the upstream broke off is of no use to the
           // caller, so that one is not charged.
           usage: end === "failed" ? null : usage,
           channelId: served.channel.id,

@@ -1,7 +1,11 @@
 import type { BatchSource } from "./batch-source.ts";
 
-/** How a tapped stream ended. */
-export type StreamEnd = "complete" | "cancelled" | "failed";
+/**
+ * How a tapped stream ended. "stalled": its deadline passed while it waited for its reader,
+ * a client that stopped reading without hanging up; "failed" is the upstream's doing (a read
+ * that broke, or the deadline passing while a read waited on the upstream).
+ */
+export type StreamEnd = "complete" | "cancelled" | "failed" | "stalled";
 
 /** The read half of a stream's reader (a ReadableStreamDefaultReader, or a wrapper of one). */
 export interface ChunkReader<T> {
@@ -22,9 +26,10 @@ interface TapHooks<T> {
   errorReason?(error: unknown): unknown;
   /**
    * The call's deadline (aborted when it passes or the client leaves) and the client's own
-   * signal: a deadline that aborts before the stream ended ends it then, "failed" (or
-   * "cancelled" when the client left). A client that stopped reading without hanging up
-   * pulls no more, so neither the stream's end nor its cancel would come until it leaves.
+   * signal: a deadline that aborts before the stream ended ends it then: "cancelled" when the
+   * client left, "failed" while a read waited on the upstream, else "stalled". A client that
+   * stopped reading without hanging up pulls no more, so neither the stream's end nor its
+   * cancel would come until it leaves.
    */
   deadline?: { signal: AbortSignal; client: AbortSignal };
 }
@@ -32,14 +37,16 @@ interface TapHooks<T> {
 /**
  * Calls `hooks.onEnd` the first time only (at the stream's end, or when its deadline aborts
  * first); a later call gets the first one's promise, so an end still waits for the settlement.
+ * `reading` says whether a read of the upstream is in flight.
  */
-function endOnce<T>(hooks: TapHooks<T>): TapHooks<T>["onEnd"] {
+function endOnce<T>(hooks: TapHooks<T>, reading: () => boolean): TapHooks<T>["onEnd"] {
   let ending: Promise<void> | null = null;
   const end: TapHooks<T>["onEnd"] = (how, error) => (ending ??= hooks.onEnd(how, error));
   const deadline = hooks.deadline;
   if (deadline) {
     // Its failure reaches the stream's own end, which waits for the same settlement.
-    const expire = () => void end(deadline.client.aborted ? "cancelled" : "failed", deadline.signal.reason).catch(() => {});
+    const how = (): StreamEnd => (deadline.client.aborted ? "cancelled" : reading() ? "failed" : "stalled");
+    const expire = () => void end(how(), deadline.signal.reason).catch(() => {});
     if (deadline.signal.aborted) expire();
     else deadline.signal.addEventListener("abort", expire, { once: true });
   }
@@ -54,17 +61,21 @@ function endOnce<T>(hooks: TapHooks<T>): TapHooks<T>["onEnd"] {
  * off and the client sees a body without its proper end; `onEnd` gets the error to log.
  */
 export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): ReadableStream<T> {
-  const end = endOnce(hooks);
+  let reading = false;
+  const end = endOnce(hooks, () => reading);
   return new ReadableStream<T>(
     {
       async pull(controller) {
         let result: Awaited<ReturnType<typeof reader.read>>;
+        reading = true;
         try {
           result = await reader.read();
         } catch (error) {
           await end("failed", error).catch(() => {});
           controller.error(hooks.errorReason ? hooks.errorReason(error) : error);
           return;
+        } finally {
+          reading = false;
         }
         if (result.done) {
           await end("complete");
@@ -88,15 +99,19 @@ export function tapStream<T>(reader: ChunkReader<T>, hooks: TapHooks<T>): Readab
 
 /** tapStream for a BatchSource: the same hooks, item by item. */
 export function tapBatches<T>(source: BatchSource<T>, hooks: TapHooks<T>): BatchSource<T> {
-  const end = endOnce(hooks);
+  let reading = false;
+  const end = endOnce(hooks, () => reading);
   return {
     async read() {
       let batch: T[] | null;
+      reading = true;
       try {
         batch = await source.read();
       } catch (error) {
         await end("failed", error).catch(() => {});
         throw error;
+      } finally {
+        reading = false;
       }
       if (batch === null) {
         await end("complete");

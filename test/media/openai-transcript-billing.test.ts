@@ -44,7 +44,7 @@ async function transcribe(seconds: number, responseFormat: string) {
   form.append("response_format", responseFormat);
   const wav = encodeWav(new Int16Array(Math.round(seconds * 8000)), 8000);
   form.append("file", new Blob([wav as Uint8Array<ArrayBuffer>], { type: "audio/wav" }), "speech.wav");
-  const response = await gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: bearer(key).authorization }, body: form });
+  const response = await gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
   const body = await response.text();
   const [row] = await usageRows(gw, id);
   expect((await account(gw, id)).balance_micros).toBe(START - row!.cost_micros);

@@ -58,14 +58,24 @@ describe("tapBatches with a deadline: a reader that stopped reading is still end
     return { source, ends, settled };
   }
 
-  test("a deadline that passes with no read in flight ends it at once, failed; the end read later waits for that settlement", async () => {
+  test("a deadline that passes with no read in flight (the reader stopped) ends it at once, stalled; the end read later waits for that settlement", async () => {
     const deadline = new AbortController();
     const { source, ends, settled } = tapped(deadline, new AbortController());
     expect(await source.read()).toEqual(["a"]);
     deadline.abort(new DOMException("the request's deadline passed", "TimeoutError"));
-    expect(ends).toEqual(["failed"]);
+    expect(ends).toEqual(["stalled"]);
     expect(await source.read()).toBeNull();
-    expect(settled).toEqual(["failed"]);
+    expect(settled).toEqual(["stalled"]);
+    expect(ends).toEqual(["stalled"]);
+  });
+
+  test("a deadline that passes while a read waits on the upstream ends it as failed, the upstream's doing", async () => {
+    const deadline = new AbortController();
+    const ends: StreamEnd[] = [];
+    const never = { read: () => new Promise<string[] | null>(() => {}), cancel: async () => {} };
+    const source = tapBatches(never, { deadline: { signal: deadline.signal, client: new AbortController().signal }, onEnd: async (end) => void ends.push(end) });
+    void source.read();
+    deadline.abort(new DOMException("the request's deadline passed", "TimeoutError"));
     expect(ends).toEqual(["failed"]);
   });
 
@@ -81,6 +91,6 @@ describe("tapBatches with a deadline: a reader that stopped reading is still end
   test("a deadline already passed when the tap begins ends it at once", () => {
     const deadline = new AbortController();
     deadline.abort();
-    expect(tapped(deadline, new AbortController()).ends).toEqual(["failed"]);
+    expect(tapped(deadline, new AbortController()).ends).toEqual(["stalled"]);
   });
 });
