@@ -32,11 +32,14 @@ function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, 
 export class ChatDispatcher {
   constructor(private readonly deps: UpstreamDeps) {}
 
-  /** A whole response; the usage row is committed before this resolves. */
+  /**
+   * A whole response; the usage row is committed before this resolves. A client that leaves
+   * once the upstream's answer has begun is charged for it (a 499 row): see serveThroughChannels.
+   */
   async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatResponse>> {
     let served: ServedCall<ChatResponse>;
     try {
-      served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call));
+      served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call), true);
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;
@@ -45,7 +48,7 @@ export class ChatDispatcher {
     // Without reported usage the estimate is billed, and shown to the caller as the usage
     // (a native passthrough body is shown as the upstream sent it).
     const usage = served.value.usage ?? estimateUsage(request, served.value);
-    await meter.finish({ status: 200, usage, channelId: served.channel.id });
+    await meter.finish({ status: signal.aborted ? 499 : 200, usage, channelId: served.channel.id });
     return { ...served, value: { ...served.value, usage } };
   }
 
@@ -116,6 +119,7 @@ export class ChatDispatcher {
     request: ChatRequest,
     signal: AbortSignal,
     run: (adapter: ChatAdapter, call: UpstreamCall) => Promise<T>,
+    readWhole = false,
   ): Promise<ServedCall<T>> {
     const callerFormatOnly = needsCallerFormat(request);
     const canServe = (channel: Channel) => {
@@ -130,7 +134,7 @@ export class ChatDispatcher {
       const adapter = CHAT_ADAPTERS[channel.type]!;
       if (!speaksCallerFormat(request, adapter)) warnLeftOut(request, call.warnings);
       return run(adapter, call);
-    });
+    }, readWhole);
   }
 }
 

@@ -21,6 +21,14 @@ export class Deadline {
     return this.#controller.signal;
   }
 
+  /**
+   * From now on only the timer aborts: the client leaving no longer does. For an answer read
+   * whole once its head is in, which the upstream has made (and bills) by then.
+   */
+  outliveClient(): void {
+    this.#client.removeEventListener("abort", this.#onClientAbort);
+  }
+
   /** Stops the timer and lets go of the client's signal; the signal stays as it is. */
   clear(): void {
     clearTimeout(this.#timer);

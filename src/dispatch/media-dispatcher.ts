@@ -28,7 +28,8 @@ export class MediaDispatcher {
 
   /**
    * Calls `capability` on the first channel that answers; `usageOf` says what the answer
-   * used. The usage row is committed before this resolves.
+   * used. The usage row is committed before this resolves. A client that leaves once the
+   * upstream's answer has begun is charged for it (a 499 row): see serveThroughChannels.
    */
   async call<C extends MediaCapability, T>(
     model: string,
@@ -38,9 +39,9 @@ export class MediaDispatcher {
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
     usageOf: (result: T) => BillableUsage,
   ): Promise<Served<T>> {
-    const served = await this.#serve(model, capability, meter, signal, run);
+    const served = await this.#serve(model, capability, meter, signal, run, true);
     served.release();
-    await meter.finish({ status: 200, usage: usageOf(served.value), channelId: served.channel.id });
+    await meter.finish({ status: signal.aborted ? 499 : 200, usage: usageOf(served.value), channelId: served.channel.id });
     return served;
   }
 
@@ -92,12 +93,11 @@ export class MediaDispatcher {
     meter: RequestMeter,
     signal: AbortSignal,
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
+    readWhole = false,
   ): Promise<ServedCall<T>> {
     const capable = (channel: Channel) => MEDIA_ADAPTERS[channel.type]?.[capability] !== undefined;
     try {
-      return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) =>
-        run(MEDIA_ADAPTERS[channel.type] as Capable<C>, call),
-      );
+      return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) => run(MEDIA_ADAPTERS[channel.type] as Capable<C>, call), readWhole);
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;

@@ -30,7 +30,10 @@ export interface UpstreamDeps {
 /**
  * Runs `attempt` on the channels serving `model` whose kind `canServe` this endpoint, in
  * routing order with failover, under one overall deadline that also covers reading the
- * body (a stream). 503 when no channel can.
+ * body (a stream). 503 when no channel can. With `readWhole` (an answer read whole, not
+ * streamed), a client that leaves once an upstream's 2xx head is in no longer stops the
+ * body's read: the upstream has done the work and bills it, so it is read, within the
+ * deadline and idle limit, to learn what to charge.
  */
 export async function serveThroughChannels<T>(
   deps: UpstreamDeps,
@@ -38,10 +41,12 @@ export async function serveThroughChannels<T>(
   canServe: (channel: Channel) => boolean,
   signal: AbortSignal,
   attempt: (channel: Channel, call: UpstreamCall) => Promise<T>,
+  readWhole = false,
 ): Promise<ServedCall<T>> {
   const candidates = deps.channels.candidatesFor(model).filter(canServe);
   if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${model}' right now`);
   const deadline = new Deadline(signal, deps.upstreamTimeoutMs);
+  const onAnswered = readWhole ? () => deadline.outliveClient() : undefined;
   const attemptOn = async (channel: Channel) => {
     const warnings = new UpstreamWarnings();
     const value = await attempt(channel, {
@@ -54,6 +59,7 @@ export async function serveThroughChannels<T>(
       idleTimeoutMs: deps.streamIdleTimeoutMs,
       maxBodyBytes: deps.maxUpstreamBodyBytes,
       warnings,
+      onAnswered,
     });
     return { value, warnings: warnings.header() };
   };

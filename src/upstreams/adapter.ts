@@ -32,6 +32,8 @@ export interface UpstreamCall {
   maxBodyBytes: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;
+  /** Called when the upstream's 2xx head is in, before its body is read. */
+  onAnswered?: () => void;
 }
 
 /** A streamed chat answer: canonical parts, batched as the upstream delivered them. */

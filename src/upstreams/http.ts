@@ -3,7 +3,7 @@ import { abortableBody, readErrorExcerpt } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
 
 /** What posting upstream needs of a call: its fetch, signal and time limits, and the channel whose key it sends. */
-export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "now" | "firstByteTimeoutMs" | "idleTimeoutMs">;
+export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "now" | "firstByteTimeoutMs" | "idleTimeoutMs" | "onAnswered">;
 
 /** What the caller is shown of a provider's error answer. */
 interface UpstreamErrorText {
@@ -81,6 +81,7 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     clearTimeout(timer);
   }
   if (response.ok) {
+    call.onAnswered?.();
     // The attempt's controller is the fetch's signal: aborting it ends the body read.
     abortableBody(response, attempt);
     return response;
