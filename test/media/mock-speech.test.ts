@@ -9,7 +9,9 @@ import { FLACDecoder } from "@wasm-audio-decoders/flac";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { encodeFlac } from "../../src/audio/encode-flac.ts";
 import { encodeWav } from "../../src/audio/encode-wav.ts";
-import { synthesizeSpeechSamples } from "../../src/audio/synthesize-speech-samples.ts";
+import { speechDurationSeconds, synthesizeSpeechSamples } from "../../src/audio/synthesize-speech-samples.ts";
+import { encodeOpusSilence } from "../../src/audio/encode-opus-silence.ts";
+import { encodeAacSilence } from "../../src/audio/encode-aac-silence.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -36,6 +38,28 @@ test("flac, wav and pcm stream the bytes the whole-file encoders make of the who
   const wav = encodeWav(samples, RATE);
   expect(Buffer.from(await speak("wav")).equals(Buffer.from(wav))).toBe(true);
   expect(Buffer.from(await speak("pcm")).equals(Buffer.from(wav.subarray(44)))).toBe(true);
+});
+
+test("opus and aac (spec 4.9's formats the voice cannot encode) are silence of the clip's length, as Ogg Opus and ADTS, with their Content-Types", async () => {
+  const seconds = speechDurationSeconds(TEXT, 0.5);
+  for (const [format, contentType, encoded] of [
+    ["opus", "audio/ogg", encodeOpusSilence(seconds, RATE)],
+    ["aac", "audio/aac", encodeAacSilence(seconds, RATE)],
+  ] as const) {
+    const response = await gw.fetch("/v1/audio/speech", { method: "POST", headers: bearer(gw.demoKey), body: speechBody(TEXT, 0.5, format) });
+    expect({ format, status: response.status, contentType: response.headers.get("content-type") }).toEqual({ format, status: 200, contentType });
+    expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(encoded))).toBe(true);
+  }
+});
+
+test("the demo voice's Opus is heard by the demo transcriber for the clip's length", async () => {
+  const form = new FormData();
+  form.append("model", "demo-transcribe");
+  form.append("response_format", "verbose_json");
+  form.append("file", new Blob([(await speak("opus")) as Uint8Array<ArrayBuffer>], { type: "audio/ogg" }), "speech.opus");
+  const response = await gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${gw.demoKey}` }, body: form });
+  expect(response.status).toBe(200);
+  expect((await response.json()).duration).toBeCloseTo(speechDurationSeconds(TEXT, 0.5), 3);
 });
 
 test("the streamed FLAC decodes, frame CRCs checked, to the clip's every sample", async () => {
