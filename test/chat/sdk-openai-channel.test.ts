@@ -129,6 +129,19 @@ describe("plain completions", () => {
     expect(up.requests[0]!.body.temperature).toBe(0);
   });
 
+  test("a parameter sent as null gets Variant A's default upstream, as one left out does", async () => {
+    const response = await gw.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: bearer(gw.demoKey),
+      body: JSON.stringify({ model: "up-model", messages: [{ role: "user", content: "Hi" }], temperature: null, max_tokens: null, top_p: null, seed: null }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const body = up.requests[0]!.body;
+    expect({ temperature: body.temperature, max_tokens: body.max_tokens, top_p: body.top_p }).toEqual({ temperature: 0.7, max_tokens: 4096, top_p: 1 });
+    expect("seed" in body).toBe(false);
+  });
+
   test("the messages reach the upstream in order with their roles", async () => {
     await client.chat.completions.create({
       model: "up-model",

@@ -5,6 +5,7 @@ import { postJson } from "../http.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
 import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
+import { withCallerBody } from "../caller-body.ts";
 import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
 import { decodeAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
@@ -29,14 +30,13 @@ function headersOf(request: ChatRequest, call: UpstreamCall): Record<string, str
 const CountSchema = v.looseObject({ input_tokens: TokenCountSchema });
 
 /** A translated body with a same-format caller's own body laid over it, the model remapped. */
-function withCallerBody(request: ChatRequest, call: UpstreamCall, translated: Record<string, unknown>): Record<string, unknown> {
-  if (request.native?.format !== "anthropic") return translated;
-  return { ...translated, ...request.native.body, model: call.upstreamModel };
+function withAnthropicCallerBody(request: ChatRequest, translated: Record<string, unknown>): Record<string, unknown> {
+  return withCallerBody(request, "anthropic", translated, ["model"]);
 }
 
 /** A messages body: translated from canonical, with a same-format caller's own body laid over it. */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
-  return withCallerBody(request, call, convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings));
+  return withAnthropicCallerBody(request, convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings));
 }
 
 /**
@@ -45,7 +45,7 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
  */
 function countBodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
   const { max_tokens: _, ...prompt } = convertCanonicalToAnthropicRequest(request, call.upstreamModel, call.warnings);
-  return withCallerBody(request, call, prompt);
+  return withAnthropicCallerBody(request, prompt);
 }
 
 /** The Anthropic messages API at the channel's base URL (the host root). */

@@ -4,6 +4,7 @@ import { postJson } from "../http.ts";
 import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
+import { withCallerBody } from "../caller-body.ts";
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
 import { convertOpenAiChatResponseToCanonical, OpenAiChatResponseSchema } from "../../translate/openai-chat/convert-response.ts";
 import { decodeOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
@@ -19,13 +20,13 @@ const OPENAI_WIRE: ChatWire<typeof OpenAiChatResponseSchema> = {
 
 /**
  * The body to send: translated from canonical, with a same-format caller's own body laid over
- * it (its exact values and unknown fields win), the model remapped, and usage always asked
- * for on streams, since billing settles from it.
+ * it (see withCallerBody), the model remapped, and usage always asked for on streams, since
+ * billing settles from it.
  */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
   const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, call.warnings);
   if (request.native?.format !== "openai") return body;
-  const merged: Record<string, unknown> = { ...body, ...request.native.body, model: call.upstreamModel };
+  const merged = withCallerBody(request, "openai", body, ["model"]);
   // A limit the caller named goes under the caller's name (or names) only, whichever the
   // translation chose; one the gateway filled in (Variant A's default) keeps the translation's.
   const named = TOKEN_LIMIT_FIELDS.filter((field) => request.native!.body[field] != null);
