@@ -1,7 +1,8 @@
-import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type StreamPart, type Usage } from "../canonical/chat.ts";
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
+import { endingWith } from "../streams/batch-source.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 import type { ChatAdapter, ChatStream, TokenCount, UpstreamCall } from "../upstreams/adapter.ts";
 import type { Served } from "./with-failover.ts";
@@ -68,6 +69,7 @@ export class ChatDispatcher {
       throw error;
     }
     let reported: Usage | null = null;
+    let estimated: Usage | null = null;
     let prompt: PromptUsage | undefined;
     // Counted, not kept: the estimate needs only its length, and an upstream may stream for as long as its deadline allows.
     let streamedLength = 0;
@@ -87,14 +89,13 @@ export class ChatDispatcher {
         // error event; one cut at the deadline for a client that stopped reading is recorded
         // as the gateway's 502 too, charged for what the upstream produced.
         const broken = failed || end === "failed" || end === "stalled";
-        return meter.finish({
-          status: broken ? 502 : end === "cancelled" ? 499 : 200,
-          usage: reported ?? (broken && streamedLength === 0 ? null : unreportedUsage(request, prompt, streamedLength)),
-          channelId: served.channel.id,
-        });
+        if (!reported && !(broken && streamedLength === 0)) estimated = unreportedUsage(request, prompt, streamedLength);
+        return meter.finish({ status: broken ? 502 : end === "cancelled" ? 499 : 200, usage: reported ?? estimated, channelId: served.channel.id });
       },
     });
-    return { ...served, value: { parts, native: served.value.native } };
+    // The estimate billed for a stream the upstream reported no usage of ends it, so the caller reads what it paid for.
+    const billed = endingWith(parts, (): StreamPart[] => (estimated && !failed ? [{ type: "usage", usage: estimated }] : []));
+    return { ...served, value: { parts: billed, native: served.value.native } };
   }
 
   /**

@@ -28,6 +28,22 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
   };
 }
 
+/** `source`, and once it has ended the batch `last` gives then, unless that is empty. */
+export function endingWith<T>(source: BatchSource<T>, last: () => T[]): BatchSource<T> {
+  let ended = false;
+  return {
+    async read() {
+      if (ended) return null;
+      const batch = await source.read();
+      if (batch !== null) return batch;
+      ended = true;
+      const tail = last();
+      return tail.length > 0 ? tail : null;
+    },
+    cancel: (reason) => source.cancel(reason),
+  };
+}
+
 /** What a read that the upstream broke counts as: the end of the body (see readThroughStep). */
 const CONNECTION_BROKEN = { done: true, value: undefined } as const;
 

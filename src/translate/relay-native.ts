@@ -1,34 +1,43 @@
-import type { StreamPart } from "../canonical/chat.ts";
+import type { StreamPart, Usage } from "../canonical/chat.ts";
 import { formatSseEvent, type SseEvent } from "../streams/sse.ts";
-import type { StreamStep } from "../streams/stream-step.ts";
+import type { StepOutput, StreamStep } from "../streams/stream-step.ts";
 
 /** An upstream event in the caller's own format. */
 export type NativePart = Extract<StreamPart, { type: "native" }>;
 
 /** How one format's events are relayed to a caller of that same format. */
 export interface RelayRules {
-  /** The event as the caller receives it, or null to leave it out. */
-  render(part: NativePart): string | null;
+  /**
+   * The event as the caller receives it, or null to leave it out. An event held to the
+   * stream's end is given the usage billed, to write where the upstream reported none.
+   */
+  render(part: NativePart, billed?: Usage): string | null;
   /** Whether the event ends the response: it (and anything after it) waits for the stream's end. */
   ends?(part: NativePart): boolean;
   /** Whether the event is the upstream's own error event: relayed as it came, it ends the stream. */
   fails?(part: NativePart): boolean;
   /** This format's event for a failure after the stream began. */
   errorEvent(message: string): string;
-  /** What the gateway sends after a complete stream (OpenAI's `[DONE]`). */
-  closing?: string;
+  /** What the gateway sends after a complete stream (OpenAI's `[DONE]`), given the usage billed. */
+  closing?(billed: Usage | undefined): string;
 }
 
 /**
  * Native passthrough of a stream: the upstream's own events, in order and unchanged but for
- * what `rules.render` rewrites (the model name), so fields the gateway does not know reach
- * the caller. Canonical parts are ignored (they feed billing); an error part becomes the
- * format's error event and ends the stream. The events that end the response are held back
- * to the stream's end, which comes only after its usage row is committed.
+ * what `rules.render` rewrites (the model name, a missing usage), so fields the gateway does
+ * not know reach the caller. Canonical parts are not shown; the last usage part is what was
+ * billed (the dispatcher adds its estimate at the end when the upstream reported none). An
+ * error part becomes the format's error event and ends the stream. The events that end the
+ * response are held back to the stream's end, which comes only after its usage row is committed.
  */
 export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, string> {
-  let held = "";
+  const held: NativePart[] = [];
+  let billed: Usage | undefined;
   let failed = false;
+  const relay = (part: NativePart, output: StepOutput<string>, usage?: Usage) => {
+    const text = rules.render(part, usage);
+    if (text !== null) output.enqueue(text);
+  };
   return {
     transform(part, output) {
       if (failed) return;
@@ -37,20 +46,32 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
         output.enqueue(rules.errorEvent(part.message));
         return;
       }
+      if (part.type === "usage") billed = part.usage;
       if (part.type !== "native") return;
       if (rules.fails?.(part)) failed = true;
-      const text = rules.render(part);
-      if (text === null) return;
-      if (failed) output.enqueue(text);
-      else if (held !== "" || rules.ends?.(part)) held += text;
-      else output.enqueue(text);
+      if (!failed && (held.length > 0 || rules.ends?.(part))) held.push(part);
+      else relay(part, output);
     },
     flush(output) {
       if (failed) return;
-      if (held !== "") output.enqueue(held);
-      if (rules.closing) output.enqueue(rules.closing);
+      for (const part of held) relay(part, output, billed);
+      if (rules.closing) output.enqueue(rules.closing(billed));
     },
   };
+}
+
+/** Where a format's responses carry usage, and canonical usage in its terms. */
+export interface UsageField {
+  name: string;
+  render(usage: Usage): object;
+}
+
+/**
+ * `body` with the usage billed in its usage field when the upstream left that out or null, so
+ * the caller always reads counts (spec 2.2); the same object otherwise.
+ */
+export function withBilledUsage(body: Record<string, unknown>, field: UsageField, billed: Usage | null | undefined): Record<string, unknown> {
+  return billed == null || body[field.name] != null ? body : { ...body, [field.name]: field.render(billed) };
 }
 
 /** The event's data: as it came, or re-serialised when `shown` is a rewritten copy of `body`. */

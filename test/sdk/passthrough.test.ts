@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { MODELS, UPSTREAM_MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
+import { jsonFixture } from "../helpers/loopback-upstream.ts";
+import { usageRowsOf } from "../helpers/openai-media-upstream.ts";
 
 /**
  * Issue 3 item 2: "when caller format equals the upstream's, the body is passed through
@@ -234,6 +236,107 @@ describe("responses of a same-format upstream reach the caller as sent", () => {
       expect(chunk.type).toBeUndefined();
       expect(chunk.model).toBe(MODELS.anthropic);
     }
+  });
+});
+
+/** POSTs to the gateway with the world's key: the response text and the usage row it wrote (prompt and completion tokens). */
+async function postWithRow(path: string, body: unknown): Promise<{ text: string; billed: { input: number; output: number } }> {
+  const response = await world.gw.fetch(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${world.key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  const [row] = await usageRowsOf(world.gw, response.headers.get("x-request-id")!);
+  expect(row.prompt_tokens).toBeGreaterThan(0);
+  return { text, billed: { input: row.prompt_tokens, output: row.completion_tokens } };
+}
+
+/** An SSE response of the given events (Anthropic's named, Gemini's not). */
+function sse(events: { event?: string; data: object }[]): Response {
+  const text = events.map(({ event, data }) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`).join("");
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
+describe("an answer of a same-format upstream that reports no usage carries the usage billed (spec 2.2)", () => {
+  const HI = [{ role: "user", content: "Hi" }];
+  const { usage: _openAi, ...openAiPlain } = jsonFixture("openai-chat-completion.json");
+  const { usage: _anthropic, ...anthropicPlain } = jsonFixture("anthropic-message.json");
+  const { usageMetadata: _gemini, ...geminiPlain } = jsonFixture("gemini-generate-content.json");
+
+  for (const [label, completion] of [["left out", openAiPlain], ["null", { ...openAiPlain, usage: null }]] as const) {
+    test(`openai, usage ${label}: the completion's usage is the estimate billed`, async () => {
+      world.upstreams.openai.setBehavior({ script: () => Response.json(completion) });
+      const { text, billed } = await postWithRow("/v1/chat/completions", { model: MODELS.openai, messages: HI });
+      const body = JSON.parse(text);
+      expect(body.usage).toEqual({ prompt_tokens: billed.input, completion_tokens: billed.output, total_tokens: billed.input + billed.output });
+      expect(body.system_fingerprint).toBe(completion.system_fingerprint);
+    });
+  }
+
+  test("openai stream with include_usage: a usage chunk of the estimate billed comes before [DONE]", async () => {
+    const base = { id: "chatcmpl-u1", object: "chat.completion.chunk", created: 7, model: UPSTREAM_MODELS.openai };
+    world.upstreams.openai.setBehavior({
+      script: () =>
+        openAiSse([
+          { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "Answer" }, finish_reason: null }] },
+          { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+        ]),
+    });
+    const { text, billed } = await postWithRow("/v1/chat/completions", { model: MODELS.openai, messages: HI, stream: true, stream_options: { include_usage: true } });
+    const chunks = eventData(text);
+    expect(chunks).toHaveLength(3);
+    expect(chunks[2]).toEqual({
+      id: "chatcmpl-u1",
+      object: "chat.completion.chunk",
+      created: 7,
+      model: MODELS.openai,
+      choices: [],
+      usage: { prompt_tokens: billed.input, completion_tokens: billed.output, total_tokens: billed.input + billed.output },
+    });
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
+
+  test("anthropic: the message's usage is the estimate billed", async () => {
+    world.upstreams.anthropic.setBehavior({ script: () => Response.json(anthropicPlain) });
+    const { text, billed } = await postWithRow("/v1/messages", { model: MODELS.anthropic, max_tokens: 64, messages: HI });
+    expect(JSON.parse(text).usage).toEqual({ input_tokens: billed.input, output_tokens: billed.output });
+  });
+
+  test("anthropic stream: a message_delta without usage gets the estimate billed", async () => {
+    const message = { id: "msg_u1", type: "message", role: "assistant", model: UPSTREAM_MODELS.anthropic, content: [], stop_reason: null };
+    world.upstreams.anthropic.setBehavior({
+      script: () =>
+        sse([
+          { event: "message_start", data: { type: "message_start", message } },
+          { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } },
+          { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Answer" } } },
+          { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
+          { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null } } },
+          { event: "message_stop", data: { type: "message_stop" } },
+        ]),
+    });
+    const { text, billed } = await postWithRow("/v1/messages", { model: MODELS.anthropic, max_tokens: 64, messages: HI, stream: true });
+    const events = eventData(text);
+    expect(events.map((event) => event.type).slice(-2)).toEqual(["message_delta", "message_stop"]);
+    expect(events.at(-2).usage).toEqual({ input_tokens: billed.input, output_tokens: billed.output });
+  });
+
+  test("gemini: the response's usageMetadata is the estimate billed", async () => {
+    world.upstreams.gemini.setBehavior({ script: () => Response.json(geminiPlain) });
+    const { text, billed } = await postWithRow(`/v1beta/models/${MODELS.gemini}:generateContent`, { contents: [{ role: "user", parts: [{ text: "Hi" }] }] });
+    expect(JSON.parse(text).usageMetadata).toEqual({ promptTokenCount: billed.input, candidatesTokenCount: billed.output, totalTokenCount: billed.input + billed.output });
+  });
+
+  test("gemini stream: the last chunk, without usageMetadata, gets the estimate billed", async () => {
+    const chunk = (part: object, finishReason?: string) => ({ data: { candidates: [{ content: { role: "model", parts: [part] }, ...(finishReason ? { finishReason } : {}) }], modelVersion: UPSTREAM_MODELS.gemini } });
+    world.upstreams.gemini.setBehavior({ script: () => sse([chunk({ text: "Ans" }), chunk({ text: "wer" }, "STOP")]) });
+    const { text, billed } = await postWithRow(`/v1beta/models/${MODELS.gemini}:streamGenerateContent?alt=sse`, { contents: [{ role: "user", parts: [{ text: "Hi" }] }] });
+    const chunks = eventData(text);
+    expect(chunks).toHaveLength(2);
+    expect(chunks[0].usageMetadata).toBeUndefined();
+    expect(chunks[1].usageMetadata).toEqual({ promptTokenCount: billed.input, candidatesTokenCount: billed.output, totalTokenCount: billed.input + billed.output });
   });
 });
 

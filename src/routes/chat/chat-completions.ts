@@ -5,7 +5,7 @@ import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ChatCompletionRequestSchema } from "../../translate/openai-chat/request-schema.ts";
 import { convertOpenAiChatRequestToCanonical } from "../../translate/openai-chat/convert-request-to-canonical.ts";
-import { convertCanonicalToOpenAiChatResponse } from "../../translate/openai-chat/convert-response.ts";
+import { convertCanonicalToOpenAiChatResponse, OPENAI_USAGE_FIELD } from "../../translate/openai-chat/convert-response.ts";
 import { renderOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
 import { relayOpenAiChunks } from "../../translate/openai-chat/relay-native.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
@@ -22,6 +22,7 @@ export function chatCompletionsRoutes(services: Services) {
       renderStream: (model, requestId) => renderOpenAiChunks({ model, includeUsage, fallbackId: requestId, now: services.now }),
       relayStream: (model) => relayOpenAiChunks(model, includeUsage),
       modelField: "model",
+      usageField: OPENAI_USAGE_FIELD,
     });
   });
 }

@@ -6,7 +6,7 @@ import { notFound } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { CountTokensRequestSchema, GenerateContentRequestSchema } from "../../translate/gemini/request-schema.ts";
 import { convertGeminiCountRequestToCanonical, convertGeminiRequestToCanonical } from "../../translate/gemini/convert-request-to-canonical.ts";
-import { convertCanonicalToGeminiResponse } from "../../translate/gemini/convert-response.ts";
+import { convertCanonicalToGeminiResponse, GEMINI_USAGE_FIELD } from "../../translate/gemini/convert-response.ts";
 import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
 import { geminiFramingOf, SSE_FRAMING } from "../../translate/gemini/stream-framing.ts";
@@ -51,6 +51,7 @@ export function generateContentRoutes(services: Services) {
       renderStream: (model, requestId) => renderGeminiChunks(model, requestId, framing),
       relayStream: (model, answers) => relayGeminiChunks(model, answers, framing),
       modelField: GEMINI_MODEL_FIELD,
+      usageField: GEMINI_USAGE_FIELD,
       streamWire: framing.wire,
     });
   };

@@ -6,7 +6,7 @@ import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../../translate/anthropic-messages/request-schema.ts";
 import { convertAnthropicPromptToCanonical, convertAnthropicRequestToCanonical } from "../../translate/anthropic-messages/convert-request-to-canonical.ts";
-import { convertCanonicalToAnthropicResponse } from "../../translate/anthropic-messages/convert-response.ts";
+import { convertCanonicalToAnthropicResponse, ANTHROPIC_USAGE_FIELD } from "../../translate/anthropic-messages/convert-response.ts";
 import { renderAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
 import { relayAnthropicEvents } from "../../translate/anthropic-messages/relay-native.ts";
 import { serveChat } from "./serve-chat.ts";
@@ -31,6 +31,7 @@ export function messagesRoutes(services: Services) {
         renderStream: renderAnthropicEvents,
         relayStream: relayAnthropicEvents,
         modelField: "model",
+        usageField: ANTHROPIC_USAGE_FIELD,
       });
     })
     .post("/v1/messages/count_tokens", requireApiKey(services, "chat"), async (c) => {

@@ -7,7 +7,7 @@ import { InputTokensRequestSchema, ResponsesRequestSchema } from "../../translat
 import { convertResponsesRequestToCanonical } from "../../translate/openai-responses/convert-request-to-canonical.ts";
 import { convertCanonicalToResponsesResponse } from "../../translate/openai-responses/convert-response.ts";
 import { renderResponsesEvents } from "../../translate/openai-responses/convert-stream.ts";
-import { echoedSettingsOf, responseIdOf } from "../../translate/openai-responses/response-object.ts";
+import { echoedSettingsOf, responseIdOf, RESPONSES_USAGE_FIELD } from "../../translate/openai-responses/response-object.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
@@ -41,6 +41,7 @@ export function responsesRoutes(services: Services) {
         renderStream: () => renderResponsesEvents(head, services.now),
         relayStream: noRelay,
         modelField: "model",
+        usageField: RESPONSES_USAGE_FIELD,
       });
     });
 }

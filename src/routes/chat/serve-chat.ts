@@ -7,7 +7,7 @@ import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
 import { admitRequest } from "../admit-request.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { renderBatches, type StreamWire } from "../../streams/render-batches.ts";
-import { withCallerModel } from "../../translate/relay-native.ts";
+import { withBilledUsage, withCallerModel, type UsageField } from "../../translate/relay-native.ts";
 import { hidingReasoning, withoutReasoning } from "../../translate/reasoning.ts";
 
 /**
@@ -35,8 +35,10 @@ export interface ChatFormat {
   renderStream(model: string, requestId: string): StreamStep<StreamPart, string>;
   /** An upstream of this same format, asked for `answers` answers: its native parts relayed as they came. */
   relayStream(model: string, answers: number): StreamStep<StreamPart, string>;
-  /** The field where this format's responses name their model: all native passthrough rewrites. */
+  /** The field where this format's responses name their model, which native passthrough rewrites. */
   modelField: string;
+  /** Where this format's responses carry usage, which native passthrough fills when the upstream left it out. */
+  usageField: UsageField;
   /** The stream's content type and keep-alive when it is not written as SSE (a Gemini caller's JSON array). */
   streamWire?: StreamWire;
 }
@@ -62,7 +64,9 @@ export async function serveChat(
   if (!request.stream) {
     const served = await services.chat.complete(request, meter, signal);
     const { native } = served.value;
-    const body = native ? withCallerModel(native, request.model, format.modelField) : format.renderResponse(shown(served.value, request), request.model);
+    const body = native
+      ? withBilledUsage(withCallerModel(native, request.model, format.modelField), format.usageField, served.value.usage)
+      : format.renderResponse(shown(served.value, request), request.model);
     return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);

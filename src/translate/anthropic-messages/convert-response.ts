@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { partsWithRefusal, type AnswerPart, type ChatResponse, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
+import type { UsageField } from "../relay-native.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 
@@ -56,6 +57,9 @@ export function usageToAnthropic(usage: Usage) {
     ...(cached > 0 ? { cache_read_input_tokens: cached } : {}),
   };
 }
+
+/** Where an Anthropic message (and its stream's message_delta) carries its usage. */
+export const ANTHROPIC_USAGE_FIELD: UsageField = { name: "usage", render: usageToAnthropic };
 
 /** An upstream messages response in canonical form; redacted thinking, encrypted, is Anthropic's alone. */
 export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {

@@ -3,6 +3,7 @@ import { newId } from "../../lib/random-id.ts";
 import { callIdCarrying } from "./thought-signature-id.ts";
 import { partsWithRefusal, type ChatResponse, type AnswerPart, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
+import type { UsageField } from "../relay-native.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
 
@@ -77,6 +78,9 @@ export function usageToGemini(usage: Usage) {
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   };
 }
+
+/** Where a Gemini response (and each chunk of its stream) carries its usage. */
+export const GEMINI_USAGE_FIELD: UsageField = { name: "usageMetadata", render: usageToGemini };
 
 type GeminiCandidate = NonNullable<GeminiResponse["candidates"]>[number];
 

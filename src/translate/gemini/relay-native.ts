@@ -3,7 +3,8 @@ import type { StreamStep } from "../../streams/stream-step.ts";
 import { geminiErrorEvent } from "./error-event.ts";
 import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
 import { finishedAnswers } from "../finished-answers.ts";
-import { nativeEventData, relayNativeEvents, withCallerModel, type NativePart } from "../relay-native.ts";
+import { nativeEventData, relayNativeEvents, withBilledUsage, withCallerModel, type NativePart } from "../relay-native.ts";
+import { GEMINI_USAGE_FIELD } from "./convert-response.ts";
 
 /** Gemini names the model of a response in modelVersion. */
 export const GEMINI_MODEL_FIELD = "modelVersion";
@@ -35,12 +36,17 @@ function finishesAllOf(allFinished: (index: number) => boolean): (part: NativePa
 
 const finishesOneAnswer = finishesAllOf(finishedAnswers(1));
 
-/** A Gemini upstream's chunks, of `answers` candidates, relayed to a Gemini caller and written as `framing` says. */
+/**
+ * A Gemini upstream's chunks, of `answers` candidates, relayed to a Gemini caller and written
+ * as `framing` says. The chunks from the one that finishes the answers on, held to the end,
+ * get the usage billed when the upstream gave them no usageMetadata.
+ */
 export function relayGeminiChunks(model: string, answers: number, framing: GeminiFraming = SSE_FRAMING): StreamStep<StreamPart, string> {
   return framed(
     framing,
     relayNativeEvents({
-      render: ({ event, body }) => framing.chunk(nativeEventData(event, body, withCallerModel(body, model, GEMINI_MODEL_FIELD))),
+      render: ({ event, body }, billed) =>
+        framing.chunk(nativeEventData(event, body, withBilledUsage(withCallerModel(body, model, GEMINI_MODEL_FIELD), GEMINI_USAGE_FIELD, billed))),
       ends: finishesGeminiAnswers(answers),
       errorEvent: (message) => geminiErrorEvent(message, framing),
     }),

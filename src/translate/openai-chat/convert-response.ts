@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { AnswerPart, ChatResponse, FinishReason, Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
+import type { UsageField } from "../relay-native.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
 /**
@@ -76,6 +77,9 @@ export function usageToOpenAi(usage: Usage) {
     ...(usage.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } } : {}),
   };
 }
+
+/** Where an OpenAI chat completion carries its usage. */
+export const OPENAI_USAGE_FIELD: UsageField = { name: "usage", render: usageToOpenAi };
 
 /**
  * The finish reason of an OpenAI answer: a refusal comes with finish_reason "stop" and its

@@ -186,11 +186,13 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
       }
     },
     flush(controller) {
-      if (options.includeUsage) {
-        const body = { id, object: "chat.completion.chunk", created, model: options.model, choices: [], usage: usageToOpenAi(usage ?? { inputTokens: 0, outputTokens: 0 }) };
-        controller.enqueue(formatSseEvent(JSON.stringify(body)));
-      }
+      if (options.includeUsage) controller.enqueue(openAiUsageChunk({ id, created, model: options.model }, usage ?? { inputTokens: 0, outputTokens: 0 }));
       controller.enqueue(OPENAI_STREAM_END);
     },
   });
+}
+
+/** The chunk that ends a stream whose caller asked for usage (`stream_options.include_usage`): no choices, the usage. */
+export function openAiUsageChunk(head: { id: unknown; created: unknown; model: string }, usage: Usage): string {
+  return formatSseEvent(JSON.stringify({ id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, choices: [], usage: usageToOpenAi(usage) }));
 }

@@ -1,5 +1,6 @@
 import type { ChatRequest, FinishReason, Usage } from "../../canonical/chat.ts";
 import type { ResponsesRequest } from "./request-schema.ts";
+import type { UsageField } from "../relay-native.ts";
 
 /**
  * The request's settings that a Response object repeats (the SDK's `Response` declares them),
@@ -44,6 +45,9 @@ export function usageToResponses(usage: Usage) {
     total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }
+
+/** Where a Response object carries its usage. */
+export const RESPONSES_USAGE_FIELD: UsageField = { name: "usage", render: usageToResponses };
 
 /** Why an answer that ended early is incomplete, or null for one that finished: the status of its Response. */
 export function incompleteReasonOf(finish: FinishReason): "max_output_tokens" | "content_filter" | null {
