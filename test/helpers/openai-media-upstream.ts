@@ -47,6 +47,8 @@ export interface MediaRequest {
 export interface MediaBehavior {
   /** Image answers: by the request's response_format (default), or always one kind. */
   imageFormat: "as-requested" | "url" | "b64_json";
+  /** Whether image answers give a revised_prompt, as DALL-E 3 does (default); DALL-E 2 and GPT image models give none. */
+  revisedPrompt: boolean;
   /** Embedding answers: by the request's encoding_format (default), or always one encoding. */
   embeddingEncoding: "as-requested" | "float" | "base64";
   /** Speech bodies are sent in this many chunks. */
@@ -55,7 +57,7 @@ export interface MediaBehavior {
   speechChunkDelayMs: number;
 }
 
-const DEFAULTS: MediaBehavior = { imageFormat: "as-requested", embeddingEncoding: "as-requested", speechChunks: 4, speechChunkDelayMs: 0 };
+const DEFAULTS: MediaBehavior = { imageFormat: "as-requested", revisedPrompt: true, embeddingEncoding: "as-requested", speechChunks: 4, speechChunkDelayMs: 0 };
 
 export interface MediaUpstream {
   /** http://127.0.0.1:{port}/v1 */
@@ -251,8 +253,9 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     }
     if (path === "/v1/images/generations") {
       const format = behavior.imageFormat === "as-requested" ? (body.response_format ?? "url") : behavior.imageFormat;
+      const revised = behavior.revisedPrompt ? { revised_prompt: upstreamRevisedPrompt(body.prompt) } : {};
       const data = Array.from({ length: body.n ?? 1 }, (_, i) =>
-        format === "b64_json" ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, revised_prompt: upstreamRevisedPrompt(body.prompt) } : { url: upstreamImageUrl(i), revised_prompt: upstreamRevisedPrompt(body.prompt) },
+        format === "b64_json" ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, ...revised } : { url: upstreamImageUrl(i), ...revised },
       );
       // A model that answers in bytes unasked is a GPT image model: it says what it made, and its token usage.
       const gptImage = behavior.imageFormat === "b64_json" ? upstreamGptImageFields(body) : {};

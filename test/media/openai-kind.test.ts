@@ -183,6 +183,17 @@ describe("images (4.8)", () => {
     expect(request.body).toMatchObject({ model: "dall-e-3", prompt, n: 2, size: "1792x1024", quality: "hd", style: "natural" });
   });
 
+  test("an upstream that gives no revised_prompt (DALL-E 2, GPT image models): each image's revised_prompt is the caller's prompt", async () => {
+    up.setBehavior({ revisedPrompt: false });
+    const prompt = "a lighthouse at dawn";
+    for (const response_format of ["url", "b64_json"]) {
+      const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt, n: 2, response_format });
+      expect(response.status).toBe(200);
+      const body = await response.json();
+      expect(body.data.map((image: any) => image.revised_prompt)).toEqual([prompt, prompt]);
+    }
+  });
+
   test("base64 images from the upstream, no response_format asked: a data:image/png;base64 URL (the spec's url) and the b64_json a GPT image model's caller reads", async () => {
     up.setBehavior({ imageFormat: "b64_json" });
     const response = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt: "a red square" });

@@ -37,10 +37,11 @@ const ImagesRequestSchema = v.object({
  * One image as the caller asked for it: a URL (a data: URL when the upstream sent bytes) or
  * base64. Asked for neither, bytes come as both: the spec's result has a `url`, and a model
  * that answers in bytes by default (OpenAI's GPT image models) is read from `b64_json` by
- * its callers.
+ * its callers. The spec's result always has a `revised_prompt`: an upstream that did not
+ * revise the prompt (DALL-E 2, GPT image models) made the image from the caller's `prompt`.
  */
-function imageView(image: GeneratedImage, format: "url" | "b64_json" | undefined) {
-  const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
+function imageView(image: GeneratedImage, format: "url" | "b64_json" | undefined, prompt: string) {
+  const revised = { revised_prompt: image.revisedPrompt ?? prompt };
   if ("url" in image) return { url: image.url, ...revised };
   const dataUrl = { url: `data:${image.mimeType};base64,${image.base64}` };
   const bytes = { b64_json: image.base64 };
@@ -77,7 +78,7 @@ export function imagesRoutes(services: Services) {
       // Billed for what came back, never more than was asked for, at what the upstream says it made.
       (result) => usageOf(Math.min(result.images.length, body.n), pricing.chargedFor(result.made)),
     );
-    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format ?? undefined));
+    const data = served.value.images.slice(0, body.n).map((image) => imageView(image, body.response_format ?? undefined, body.prompt));
     const answer = { created: Math.floor(services.now() / 1000), data, ...served.value.answerFields };
     return modelJsonResponse(answer, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
