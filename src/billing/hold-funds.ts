@@ -3,13 +3,17 @@ import type { Price } from "../pricing/price.ts";
 import type { Services } from "../services.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
 
+/** Whether requests for `model` are refused for want of a price: it has none, and the settings do not allow free models. */
+export function refusedUnpriced(services: Services, model: string): boolean {
+  return !services.prices.get(model) && !services.settings.current.allow_unpriced_models;
+}
+
 /** The model's price, or a 400 when it has none and the settings do not allow free models. */
 export function priceOrRefuse(services: Services, model: string): Price | undefined {
-  const price = services.prices.get(model);
-  if (!price && !services.settings.current.allow_unpriced_models) {
+  if (refusedUnpriced(services, model)) {
     throw new GatewayError(400, `The model '${model}' has no price configured; an operator must set one before it can be used`);
   }
-  return price;
+  return services.prices.get(model);
 }
 
 /**

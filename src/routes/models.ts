@@ -8,6 +8,7 @@ import type { ModelMode } from "../pricing/price.ts";
 import type { Services } from "../services.ts";
 import { idPage } from "./model-pages.ts";
 import { positiveInteger } from "../admin/paging.ts";
+import { refusedUnpriced } from "../billing/hold-funds.ts";
 
 /** The permission a model of each mode needs. */
 const PERMISSION_OF_MODE: Record<ModelMode, Permission> = {
@@ -27,11 +28,12 @@ interface UsableModel {
   created: number;
 }
 
-/** The model, or null when the caller may not use it. */
+/** The model, or null when the caller may not use it (a model every request for which is refused for want of a price included). */
 function usableModel(services: Services, principal: Principal, id: string): UsableModel | null {
   const channels = services.channels.candidatesFor(id);
   if (channels.length === 0) return null;
   if (principal.models !== null && !principal.models.has(id)) return null;
+  if (refusedUnpriced(services, id)) return null;
   const mode = services.prices.get(id)?.mode ?? "chat";
   if (!principal.permissions.has(PERMISSION_OF_MODE[mode])) return null;
   return { id, mode, owner: channels[0]!.type, created: Math.min(...channels.map((c) => c.createdAt)) };

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { ApiError } from "@google/genai";
 import { MODELS, startWorld, type World } from "./_support.ts";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 
 /**
  * Listing and looking up models through each SDK's own models API: the OpenAI shape for
@@ -102,4 +103,53 @@ test("genai models.get: one record by name, and an ApiError 404 for a model the 
   const missing = await world.genai.models.get({ model: "no-such-model" }).catch((error) => error);
   expect(missing).toBeInstanceOf(ApiError);
   expect(missing.status).toBe(404);
+});
+
+describe("a model without a price, while the settings do not allow free models", () => {
+  let gw: TestGateway;
+  const UNPRICED = "listed-unpriced";
+  const SHAPES: { label: string; list: string; one: string; headers: Record<string, string>; ids: (body: any) => string[] }[] = [
+    { label: "OpenAI", list: "/v1/models", one: "/v1/models/", headers: {}, ids: (body) => body.data.map((m: any) => m.id) },
+    { label: "Anthropic", list: "/v1/models", one: "/v1/models/", headers: { "anthropic-version": "2023-06-01" }, ids: (body) => body.data.map((m: any) => m.id) },
+    { label: "Gemini", list: "/v1beta/models", one: "/v1beta/models/", headers: {}, ids: (body) => body.models.map((m: any) => m.name.replace("models/", "")) },
+  ];
+  beforeAll(async () => {
+    gw = await startTestGateway({ strictPricing: true });
+    const created = await gw.admin("POST", "/v1/admin/channels", { name: "unpriced", type: "mock", models: [UNPRICED] });
+    expect(created.status).toBe(201);
+  });
+  afterAll(() => gw.close());
+
+  const get = (path: string, headers: Record<string, string>) => gw.fetch(path, { headers: { ...bearer(gw.demoKey), ...headers } });
+  const chatStatus = async () => {
+    const response = await gw.fetch("/v1/chat/completions", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: UNPRICED, messages: [{ role: "user", content: "hi" }] }) });
+    await response.text();
+    return response.status;
+  };
+
+  test("is refused on request, and left out of every list and lookup (404), as a model the key cannot use", async () => {
+    expect(await chatStatus()).toBe(400);
+    for (const shape of SHAPES) {
+      const ids = shape.ids(await (await get(shape.list, shape.headers)).json());
+      expect({ shape: shape.label, priced: ids.includes("demo-chat"), unpriced: ids.includes(UNPRICED) }).toEqual({ shape: shape.label, priced: true, unpriced: false });
+      const one = await get(shape.one + UNPRICED, shape.headers);
+      await one.text();
+      expect({ shape: shape.label, status: one.status }).toEqual({ shape: shape.label, status: 404 });
+    }
+  });
+
+  test("is listed once the settings allow free models, as it is then served", async () => {
+    expect((await gw.admin("PATCH", "/v1/admin/settings", { allow_unpriced_models: true })).status).toBe(200);
+    try {
+      expect(await chatStatus()).toBe(200);
+      for (const shape of SHAPES) {
+        expect(shape.ids(await (await get(shape.list, shape.headers)).json())).toContain(UNPRICED);
+        const one = await get(shape.one + UNPRICED, shape.headers);
+        await one.text();
+        expect(one.status).toBe(200);
+      }
+    } finally {
+      await gw.admin("PATCH", "/v1/admin/settings", { allow_unpriced_models: false });
+    }
+  });
 });
