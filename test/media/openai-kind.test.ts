@@ -158,6 +158,13 @@ describe("rerank (4.7)", () => {
     expect(request.body).toMatchObject({ model: "jina-reranker-v2", query, documents, top_n: 2 });
   });
 
+  test("top_n larger than the number of documents: every document is ranked, and the upstream is asked for that many", async () => {
+    const response = await postJson(gw, key, "/v1/rerank", { model: "oa-rerank", query, documents, top_n: 10 });
+    expect(response.status).toBe(200);
+    expect((await response.json()).results.map((r: any) => r.index)).toEqual(ranked.map((r) => r.index));
+    expect(onlyRequest().body.top_n).toBe(documents.length);
+  });
+
   test("without top_n every document is ranked; without return_documents no document text", async () => {
     const response = await postJson(gw, key, "/v1/rerank", { model: "oa-rerank", query, documents });
     expect(response.status).toBe(200);

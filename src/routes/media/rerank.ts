@@ -3,7 +3,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
-import { badRequest } from "../../errors/gateway-error.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
@@ -29,8 +28,8 @@ const RerankRequestSchema = v.object({
 export function rerankRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/rerank", requireApiKey(services, "rerank"), async (c) => {
     const body = parseOrThrow(RerankRequestSchema, await readJsonBody(c.req.raw));
-    const topN = body.top_n ?? body.documents.length;
-    if (topN > body.documents.length) throw badRequest(`Invalid 'top_n': must be at most the number of documents (${body.documents.length})`);
+    // A top_n past the documents asks for all of them, as Cohere and Jina read it (LangChain sends 3 whatever the count).
+    const topN = Math.min(body.top_n ?? body.documents.length, body.documents.length);
     // Every document is read against the query: the query counts once per document.
     const queryTokens = estimateTokens(body.query);
     const estimatedTokens = body.documents.reduce((sum, doc) => sum + queryTokens + estimateTokens(doc), 0);
