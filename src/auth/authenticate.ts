@@ -36,14 +36,19 @@ function assertUsable(principal: Principal, now: number): void {
   if (principal.userStatus !== "active") throw new GatewayError(401, "The account of this API key is suspended");
 }
 
-/** `missingKey` is the 401 message when no key came: it names the kind of key the endpoint takes. */
-async function authenticate(c: Context<AppEnv>, options: AuthOptions, missingKey: string): Promise<Principal> {
+/**
+ * The request's principal, or the 401 for a missing, invalid or unusable key; `missingKey` is
+ * the message when no key came: it names the kind of key the endpoint takes. `refuse` may
+ * refuse a usable key before its use is recorded (maintenance mode).
+ */
+async function authenticate(c: Context<AppEnv>, options: AuthOptions, missingKey: string, refuse?: () => void): Promise<Principal> {
   const key = presentedKey(c);
   if (key === null) throw new GatewayError(401, missingKey);
   const principal = await options.keys.resolve(key);
   if (!principal) throw new GatewayError(401, "Invalid API key");
   const now = options.now();
   assertUsable(principal, now);
+  refuse?.();
   options.lastUsed.touch(principal.tokenId, now);
   c.set("principal", principal);
   return principal;
@@ -55,14 +60,16 @@ interface ApiKeyOptions extends AuthOptions {
 }
 
 /**
- * Middleware for model endpoints: refused while the gateway is in maintenance, before any key
- * is looked up, rate limited or held for; then an API key (not a management key), with
- * `permission` when given.
+ * Middleware for model endpoints: an API key (not a management key), with `permission` when
+ * given. While the gateway is in maintenance a usable key is refused with the 503, before it
+ * is rate limited or held for; a missing, invalid or expired one is still the 401 of spec 5.4.
  */
 export function requireApiKey(options: ApiKeyOptions, permission?: Permission): MiddlewareHandler<AppEnv> {
-  return async function apiKeyAuth(c, next) {
+  const refuseInMaintenance = () => {
     if (options.settings.current.features.maintenance_mode) throw maintenanceRefusal();
-    const principal = await authenticate(c, options, "Missing API key; send 'Authorization: Bearer <API_KEY>'");
+  };
+  return async function apiKeyAuth(c, next) {
+    const principal = await authenticate(c, options, "Missing API key; send 'Authorization: Bearer <API_KEY>'", refuseInMaintenance);
     if (principal.role !== "user") {
       throw new GatewayError(403, "Management keys cannot call model endpoints; use an API key");
     }

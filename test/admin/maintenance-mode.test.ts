@@ -1,8 +1,9 @@
 /**
  * features.maintenance_mode (spec 2.12, PATCH /v1/admin/settings): while it is on, every model
- * endpoint answers 503 with Retry-After before its key is looked up, rate limited or held for,
- * and without calling an upstream or writing a usage row. The admin API, /health and /ready
- * keep answering, so the operator can switch it off again.
+ * endpoint answers a usable key 503 with Retry-After before it is rate limited or held for, and
+ * without calling an upstream or writing a usage row; a missing, invalid or expired key is
+ * still a 401. The admin API, /health and /ready keep answering, so the operator can switch it
+ * off again.
  */
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -100,10 +101,17 @@ test("every model endpoint answers 503 with Retry-After, calls no upstream and w
   expect(await usageRowCount()).toBe(rowsBefore);
 });
 
-test("the refusal comes before authentication: no key and an unknown key get the 503, not a 401", async () => {
+test("a missing, invalid or expired key is still the 401 of spec 5.4; a usable key gets the 503", async () => {
+  const user = await gw.admin("POST", "/v1/admin/users", { email: `${crypto.randomUUID()}@example.com`, balance: 5 });
+  const expired = await gw.admin("POST", "/v1/admin/tokens", { user_id: user.body.id, name: "expired" });
+  expect((await gw.admin("PATCH", `/v1/admin/tokens/${expired.body.id}`, { expires_at: new Date(Date.now() - 60_000).toISOString() })).status).toBe(200);
   await setMaintenance(gw, true);
-  await expectMaintenance("no key", await gw.fetch("/v1/chat/completions", { method: "POST", body: "{}" }));
-  await expectMaintenance("unknown key", await postJson(gw, unknownApiKey(), "/v1/chat/completions", { model: CHAT_MODEL, messages: chatMessages }));
+  const chat = (key: string) => postJson(gw, key, "/v1/chat/completions", { model: CHAT_MODEL, messages: chatMessages });
+  await expectError(await gw.fetch("/v1/chat/completions", { method: "POST", body: "{}" }), 401, "authentication_error");
+  await expectError(await gw.fetch("/v1/models"), 401, "authentication_error");
+  await expectError(await chat(unknownApiKey()), 401, "authentication_error");
+  await expectError(await chat(expired.body.key), 401, "authentication_error");
+  await expectMaintenance("usable key", await chat(gw.demoKey));
 });
 
 test("refused requests do not use up the key's rate limit", async () => {
