@@ -58,6 +58,18 @@ describe("create", () => {
     expect(typeof settings.body.system_name).toBe("string");
   });
 
+  test("the role is read whatever its case ('Management' as spec 5.3 writes it, 'USER'), and stored and shown lower-case", async () => {
+    const management = await newToken({ role: "Management", name: "ops" });
+    expect(management.role).toBe("management");
+    expect(management.key).toMatch(/^mk-gw-/);
+    expect((await call(gw, "GET", "/v1/admin/settings", { headers: bearer(management.key) })).status).toBe(200);
+    const user = await newToken({ role: "USER", name: "app" });
+    expect(user.role).toBe("user");
+    expect(await getModels(gw, user.key)).toBe(200);
+    const listed = (await listTokens()).tokens.filter((t) => t.id === management.id || t.id === user.id);
+    expect(listed.map((t) => t.role).sort()).toEqual(["management", "user"]);
+  });
+
   test("each created key is distinct", async () => {
     const a = await newToken();
     const b = await newToken();

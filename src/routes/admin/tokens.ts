@@ -22,6 +22,7 @@ const IsoTime = v.pipe(
   v.transform((text) => Date.parse(text)),
   v.check((ms) => Number.isFinite(ms), ISO_TIME_MESSAGE),
 );
+const ROLE_MESSAGE = "must be 'user' or 'management'";
 const Permissions = v.pipe(v.array(PermissionSchema, "must be an array of permissions"), v.transform((p) => [...new Set(p)]));
 const Models = v.nullable(v.array(ModelIdSchema));
 const Limit = v.nullable(v.pipe(v.number(), v.integer("must be an integer"), v.minValue(0)));
@@ -30,7 +31,8 @@ const CreateTokenSchema = v.strictObject({
   user_id: IdentifierSchema,
   name: NameSchema,
   permissions: v.optional(Permissions),
-  role: v.optional(v.picklist(["user", "management"], "must be 'user' or 'management'"), "user"),
+  // Spec 5.3 writes the role `Management`: any case is read, and the lower-case name stored.
+  role: v.optional(v.pipe(v.string(ROLE_MESSAGE), v.toLowerCase(), v.picklist(["user", "management"], ROLE_MESSAGE)), "user"),
   expires_at: v.optional(v.nullable(IsoTime)),
   models: v.optional(Models),
   requests_per_minute: v.optional(Limit),
