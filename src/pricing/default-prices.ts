@@ -1,4 +1,4 @@
-import type { ModelMode, Price } from "./price.ts";
+import { PRICE_FIELDS, type ModelMode, type Price } from "./price.ts";
 
 type PriceSpec = Partial<Omit<Price, "model" | "mode">>;
 
@@ -6,18 +6,9 @@ type PriceSpec = Partial<Omit<Price, "model" | "mode">>;
 const usd = (dollars: number) => Math.round(dollars * 1_000_000);
 
 function entry(model: string, mode: ModelMode, spec: PriceSpec): Price {
-  return {
-    model,
-    mode,
-    inputPerMillion: spec.inputPerMillion ?? null,
-    outputPerMillion: spec.outputPerMillion ?? null,
-    cachedInputPerMillion: spec.cachedInputPerMillion ?? null,
-    perImage: spec.perImage ?? null,
-    per1kCharacters: spec.per1kCharacters ?? null,
-    perMinute: spec.perMinute ?? null,
-    per1kDocuments: spec.per1kDocuments ?? null,
-    imagePrices: spec.imagePrices ?? null,
-  };
+  const price = { model, mode, imagePrices: spec.imagePrices ?? null } as Price;
+  for (const [, field] of PRICE_FIELDS) price[field] = spec[field] ?? null;
+  return price;
 }
 
 const chat = (model: string, input: number, output: number, cached?: number) =>

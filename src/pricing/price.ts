@@ -38,7 +38,7 @@ export const IMAGE_PRICE_KEY = new RegExp(`^${SIZE_PATTERN}/(${PRICED_IMAGE_QUAL
 /** The key of an image price: "<width>x<height>/<quality>". */
 export const imagePriceKey = (size: string, quality: string) => `${size}/${quality}`;
 
-/** API field name (USD) -> Price field (micro-USD): one list serves parsing, storing and showing. */
+/** API field name (USD) -> Price field -> prices column (both micro-USD): one list serves parsing, storing and showing. */
 export const PRICE_FIELDS = [
   ["input_per_million", "inputPerMillion", "input_per_million_micros"],
   ["output_per_million", "outputPerMillion", "output_per_million_micros"],
@@ -51,35 +51,18 @@ export const PRICE_FIELDS = [
 
 /** Parses a stored row. */
 export function priceFromRow(row: PriceRow): Price {
-  return {
-    model: row.model,
-    mode: row.mode as ModelMode,
-    inputPerMillion: row.input_per_million_micros,
-    outputPerMillion: row.output_per_million_micros,
-    cachedInputPerMillion: row.cached_input_per_million_micros,
-    perImage: row.per_image_micros,
-    per1kCharacters: row.per_1k_characters_micros,
-    perMinute: row.per_minute_micros,
-    per1kDocuments: row.per_1k_documents_micros,
-    imagePrices: row.image_prices_json === null ? null : (JSON.parse(row.image_prices_json) as Record<string, number>),
-  };
+  const imagePrices = row.image_prices_json === null ? null : (JSON.parse(row.image_prices_json) as Record<string, number>);
+  const price = { model: row.model, mode: row.mode as ModelMode, imagePrices } as Price;
+  for (const [, field, column] of PRICE_FIELDS) price[field] = row[column];
+  return price;
 }
 
 /** The row that stores a price. */
 export function priceToRow(price: Price, updatedAt: number): PriceRow {
-  return {
-    model: price.model,
-    mode: price.mode,
-    input_per_million_micros: price.inputPerMillion,
-    output_per_million_micros: price.outputPerMillion,
-    cached_input_per_million_micros: price.cachedInputPerMillion,
-    per_image_micros: price.perImage,
-    per_1k_characters_micros: price.per1kCharacters,
-    per_minute_micros: price.perMinute,
-    per_1k_documents_micros: price.per1kDocuments,
-    image_prices_json: price.imagePrices === null ? null : JSON.stringify(price.imagePrices),
-    updated_at: updatedAt,
-  };
+  const imagePricesJson = price.imagePrices === null ? null : JSON.stringify(price.imagePrices);
+  const row = { model: price.model, mode: price.mode, image_prices_json: imagePricesJson, updated_at: updatedAt } as PriceRow;
+  for (const [, field, column] of PRICE_FIELDS) row[column] = price[field];
+  return row;
 }
 
 /** The price record as the API shows it: USD numbers. */
