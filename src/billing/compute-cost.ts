@@ -23,7 +23,8 @@ export function perImagePrice(price: Price, size: string, quality: string): numb
 
 /**
  * The cost of a request in micro-USD from its usage and the model's unit prices. Cached input
- * tokens are billed at the cached rate when the model has one. Every unit is scaled to one
+ * tokens are billed at the cached rate when the model has one, tokens written to the prompt
+ * cache at the write rate of their lifetime (cacheWritePrices). Every unit is scaled to one
  * common denominator and rounded once, to the nearest micro-USD, at the end: a millionth of a
  * dollar is the smallest amount the ledger holds, so nothing smaller is invented or lost on
  * the way.
@@ -35,11 +36,38 @@ export function computeCost(price: Price | undefined, usage: BillableUsage): num
 /**
  * The hold for a request's most expected usage: its cost, or Infinity when that sum is past
  * the largest number (a max_tokens of 1e308), which no balance covers. As a cost it reads 0,
- * and a hold of 0 is no hold at all: such a request was served on any balance.
+ * and a hold of 0 is no hold at all: such a request was served on any balance. Its prompt is
+ * held at the dearest of the input and cache-write prices: whether the upstream writes the
+ * prompt to its cache, and for how long, is known only from its answer.
  */
 export function computeHold(price: Price | undefined, maxUsage: BillableUsage): number {
-  const scaled = scaledCost(price, maxUsage);
+  const scaled = scaledCost(price && promptAtDearest(price), maxUsage);
   return scaled === Infinity ? Infinity : roundedCost(scaled);
+}
+
+/** `price` with its input at the dearest price a prompt token may be charged. */
+function promptAtDearest(price: Price): Price {
+  if (price.cacheWritePerMillion === null && price.cacheWrite1hPerMillion === null) return price;
+  const { per5m, per1h } = cacheWritePrices(price);
+  return { ...price, inputPerMillion: Math.max(price.inputPerMillion ?? 0, per5m, per1h) };
+}
+
+/**
+ * The per-1M prices of a 5-minute and a 1-hour cache write. A 1-hour write without its own
+ * price is at the 5-minute price, and a write without any at the input price: a model whose
+ * provider charges more for writes needs its write prices set, or the difference is lost.
+ */
+function cacheWritePrices(price: Price): { per5m: number; per1h: number } {
+  const per5m = price.cacheWritePerMillion ?? price.inputPerMillion ?? 0;
+  return { per5m, per1h: price.cacheWrite1hPerMillion ?? per5m };
+}
+
+/** The scaled cost of `uncached` prompt tokens of which the usage says some were written to the cache (at most all of them). */
+function withCacheWrites(price: Price, usage: BillableUsage, uncached: number): number {
+  const written5m = Math.min(usage.cacheWrite5mTokens ?? 0, uncached);
+  const written1h = Math.min(usage.cacheWrite1hTokens ?? 0, uncached - written5m);
+  const { per5m, per1h } = cacheWritePrices(price);
+  return (uncached - written5m - written1h) * (price.inputPerMillion ?? 0) + written5m * per5m + written1h * per1h;
 }
 
 /** The cost in millionths of a micro-USD, unrounded. */
@@ -47,10 +75,12 @@ function scaledCost(price: Price | undefined, usage: BillableUsage): number {
   if (!price) return 0;
   const cached = price.cachedInputPerMillion === null ? 0 : Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const uncached = usage.inputTokens - cached;
+  // Most prompts write nothing to the cache: for them the split by write price is skipped.
+  const written = usage.cacheWrite5mTokens || usage.cacheWrite1hTokens;
   // Per million tokens, per thousand characters or documents, per minute: all brought to
   // millionths so one division (and one rounding) ends the sum.
   let scaled =
-    uncached * (price.inputPerMillion ?? 0) +
+    (written ? withCacheWrites(price, usage, uncached) : uncached * (price.inputPerMillion ?? 0)) +
     cached * (price.cachedInputPerMillion ?? 0) +
     usage.outputTokens * (price.outputPerMillion ?? 0);
   if (usage.characters) scaled += usage.characters * (price.per1kCharacters ?? 0) * 1_000;

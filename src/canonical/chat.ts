@@ -167,18 +167,30 @@ export interface Usage {
   /** Input tokens served from the upstream's prompt cache, when it reports them. */
   cachedInputTokens?: number;
   /**
+   * Input tokens written to the upstream's prompt cache, by the entry's lifetime (Anthropic's
+   * cache_creation), when it reports them: priced at the cache-write prices, which a provider
+   * may set above its input price. Counted in inputTokens too, as cached ones are.
+   */
+  cacheWrite5mTokens?: number;
+  cacheWrite1hTokens?: number;
+  /**
    * Of outputTokens, those the model spent thinking, when the upstream counts them apart
    * (OpenAI's reasoning_tokens, Gemini's thoughtsTokenCount; Anthropic does not).
    */
   reasoningTokens?: number;
 }
 
+/** The counts of a usage, besides inputTokens, that describe its prompt. */
+const PROMPT_COUNTS = ["cachedInputTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const;
+
 /** The prompt's half of a usage. */
-export type PromptUsage = Pick<Usage, "inputTokens" | "cachedInputTokens">;
+export type PromptUsage = Pick<Usage, "inputTokens" | (typeof PROMPT_COUNTS)[number]>;
 
 /** The prompt's half of `usage`, without its output counts. */
 export function promptOf(usage: Usage): PromptUsage {
-  return usage.cachedInputTokens === undefined ? { inputTokens: usage.inputTokens } : { inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens };
+  const prompt: PromptUsage = { inputTokens: usage.inputTokens };
+  for (const count of PROMPT_COUNTS) if (usage[count] !== undefined) prompt[count] = usage[count];
+  return prompt;
 }
 
 export interface ChatResponse {

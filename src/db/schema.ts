@@ -115,6 +115,10 @@ export interface PricesTable {
   input_per_million_micros: number | null;
   output_per_million_micros: number | null;
   cached_input_per_million_micros: number | null;
+  /** Tokens written to the prompt cache with the 5-minute lifetime; null: at the input price. */
+  cache_write_per_million_micros: number | null;
+  /** Tokens written with the 1-hour lifetime; null: at the 5-minute write price. */
+  cache_write_1h_per_million_micros: number | null;
   per_image_micros: number | null;
   per_1k_characters_micros: number | null;
   per_minute_micros: number | null;

@@ -11,12 +11,18 @@ function entry(model: string, mode: ModelMode, spec: PriceSpec): Price {
   return price;
 }
 
-const chat = (model: string, input: number, output: number, cached?: number) =>
-  entry(model, "chat", {
-    inputPerMillion: usd(input),
-    outputPerMillion: usd(output),
-    cachedInputPerMillion: cached === undefined ? undefined : usd(cached),
-  });
+/** A chat model's token prices, USD per 1M tokens. */
+const tokens = (input: number, output: number, cached?: number): PriceSpec => ({
+  inputPerMillion: usd(input),
+  outputPerMillion: usd(output),
+  cachedInputPerMillion: cached === undefined ? undefined : usd(cached),
+});
+
+const chat = (model: string, input: number, output: number, cached?: number) => entry(model, "chat", tokens(input, output, cached));
+
+/** A Claude model, USD per 1M tokens: input, output, cache read, and cache writes of 5 minutes and of 1 hour. */
+const claude = (model: string, input: number, output: number, cached: number, write5m: number, write1h: number) =>
+  entry(model, "chat", { ...tokens(input, output, cached), cacheWritePerMillion: usd(write5m), cacheWrite1hPerMillion: usd(write1h) });
 
 /** DALL-E 3's list prices by size and quality; the demo image model mirrors them. */
 const DALL_E_3_SIZES = {
@@ -47,9 +53,9 @@ export const DEFAULT_PRICES: readonly Price[] = [
   chat("gpt-4.1-nano", 0.1, 0.4, 0.025),
   chat("o3-mini", 1.1, 4.4, 0.55),
   chat("o4-mini", 1.1, 4.4, 0.275),
-  chat("claude-3-5-haiku-latest", 0.8, 4, 0.08),
-  chat("claude-sonnet-4-20250514", 3, 15, 0.3),
-  chat("claude-opus-4-20250514", 15, 75, 1.5),
+  claude("claude-3-5-haiku-latest", 0.8, 4, 0.08, 1, 1.6),
+  claude("claude-sonnet-4-20250514", 3, 15, 0.3, 3.75, 6),
+  claude("claude-opus-4-20250514", 15, 75, 1.5, 18.75, 30),
   chat("gemini-2.0-flash", 0.1, 0.4, 0.025),
   chat("gemini-2.5-flash", 0.3, 2.5, 0.075),
   chat("gemini-2.5-pro", 1.25, 10, 0.31),

@@ -15,6 +15,10 @@ export interface Price {
   inputPerMillion: number | null;
   outputPerMillion: number | null;
   cachedInputPerMillion: number | null;
+  /** Per 1M prompt tokens written to the cache for 5 minutes; null: at the input price. */
+  cacheWritePerMillion: number | null;
+  /** Per 1M prompt tokens written to the cache for 1 hour; null: at cacheWritePerMillion. */
+  cacheWrite1hPerMillion: number | null;
   perImage: number | null;
   per1kCharacters: number | null;
   perMinute: number | null;
@@ -43,6 +47,8 @@ export const PRICE_FIELDS = [
   ["input_per_million", "inputPerMillion", "input_per_million_micros"],
   ["output_per_million", "outputPerMillion", "output_per_million_micros"],
   ["cached_input_per_million", "cachedInputPerMillion", "cached_input_per_million_micros"],
+  ["cache_write_per_million", "cacheWritePerMillion", "cache_write_per_million_micros"],
+  ["cache_write_1h_per_million", "cacheWrite1hPerMillion", "cache_write_1h_per_million_micros"],
   ["per_image", "perImage", "per_image_micros"],
   ["per_1k_characters", "per1kCharacters", "per_1k_characters_micros"],
   ["per_minute", "perMinute", "per_minute_micros"],

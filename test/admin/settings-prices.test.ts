@@ -184,6 +184,34 @@ describe("prices", () => {
     expect(listed).toMatchObject({ input_per_million: 0, output_per_million: 0 });
   });
 
+  /** The unit prices of Anthropic's cache writes and server tools, with a value each. */
+  const BILLED_EXTRAS = { cache_write_per_million: 3.75, cache_write_1h_per_million: 6 };
+
+  test("the cache-write prices are stored in micro-USD, shown in USD, and null when left out", async () => {
+    const set = await gw.admin("POST", "/v1/admin/prices", { model: "acme-cache", input_per_million: 3, output_per_million: 15, ...BILLED_EXTRAS });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject(BILLED_EXTRAS);
+    expect((await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "acme-cache")).toMatchObject(BILLED_EXTRAS);
+    const row = await gw.database.db.selectFrom("prices").selectAll().where("model", "=", "acme-cache").executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ cache_write_per_million_micros: 3_750_000, cache_write_1h_per_million_micros: 6_000_000 });
+    const plain = await gw.admin("POST", "/v1/admin/prices", { model: "acme-cache", input_per_million: 3 });
+    expect(plain.body).toMatchObject(Object.fromEntries(Object.keys(BILLED_EXTRAS).map((name) => [name, null])));
+  });
+
+  test("the shipped Claude prices carry Anthropic's cache-write prices", async () => {
+    const sonnet = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "claude-sonnet-4-20250514");
+    expect(sonnet).toMatchObject({ input_per_million: 3, cache_write_per_million: 3.75, cache_write_1h_per_million: 6 });
+  });
+
+  for (const name of Object.keys(BILLED_EXTRAS)) {
+    for (const [label, value] of [["negative", -1], ["a string", "6"], ["more than 6 decimals", 0.0000001], ["above 1,000,000 USD", 1_000_001]] as const) {
+      test(`POST with ${name} ${label} is a 400 and stores nothing`, async () => {
+        expectError(await gw.admin("POST", "/v1/admin/prices", { model: "bad-extra", input_per_million: 1, [name]: value }), 400, "invalid_request_error");
+        expect((await gw.admin("GET", "/v1/admin/prices")).body.prices.some((p: any) => p.model === "bad-extra")).toBe(false);
+      });
+    }
+  }
+
   for (const [label, body] of [
     ["a negative price", { model: "bad-1", input_per_million: -1 }],
     ["a price as a string", { model: "bad-2", input_per_million: "2.5" }],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { anthropicFixtureEvents, ANTHROPIC_STREAM_FIXTURE, startAnthropicUpstream, summarizeAnthropicStream, type AnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+import { ANTHROPIC_STREAM_FIXTURE, editedAnthropicStream, startAnthropicUpstream, summarizeAnthropicStream, type AnthropicUpstream } from "../helpers/anthropic-upstream.ts";
 import { account, chat, expectBooksBalanced, newAccount, usageRows } from "./_inprocess.ts";
 import { costOf, estimate, PRICE_BODY } from "./_support.ts";
 
@@ -32,20 +32,9 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** The stream fixture with each event's `data` passed through `edit`. */
-function editedStream(edit: (data: any) => void): Response {
-  const text = anthropicFixtureEvents(ANTHROPIC_STREAM_FIXTURE)
-    .map(({ event, data }) => {
-      edit(data);
-      return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    })
-    .join("");
-  return new Response(text, { headers: { "content-type": "text/event-stream" } });
-}
-
 /** Streams MODEL's answer to a new account; returns the account's one usage row and its spending. */
 async function charged(edit: (data: any) => void) {
-  upstream.setBehavior({ script: () => editedStream(edit) });
+  upstream.setBehavior({ script: () => editedAnthropicStream(edit) });
   const { id, key } = await newAccount(gw, START);
   const response = await chat(gw, key, { model: MODEL, stream: true, max_tokens: 100, messages: [{ role: "user", content: PROMPT }] });
   expect(response.status).toBe(200);

@@ -54,6 +54,24 @@ export function anthropicFixtureEvents(name: string): { event: string; data: any
   return sseFixtureEvents(name).map(({ event, data }) => ({ event, data: JSON.parse(data) }));
 }
 
+/**
+ * A stream fixture (the plain one by default) as a response for a `script`, each event's
+ * `data` passed through `edit` first; with `cutBefore`, the stream ends before the first
+ * event of that type (a stream the upstream broke off).
+ */
+export function editedAnthropicStream(edit: (data: any) => unknown, options: { cutBefore?: string; fixture?: string } = {}): Response {
+  const events = anthropicFixtureEvents(options.fixture ?? ANTHROPIC_STREAM_FIXTURE);
+  const cut = events.findIndex(({ data }) => data.type === options.cutBefore);
+  const text = events
+    .slice(0, cut === -1 ? undefined : cut)
+    .map(({ event, data }) => {
+      edit(data);
+      return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    })
+    .join("");
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
 export interface AnthropicSummary {
   text: string;
   stopReason: string | null;

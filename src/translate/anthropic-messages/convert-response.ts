@@ -11,6 +11,15 @@ export const AnthropicUsageSchema = v.looseObject({
   output_tokens: v.optional(v.nullable(TokenCountSchema)),
   cache_read_input_tokens: v.optional(v.nullable(TokenCountSchema)),
   cache_creation_input_tokens: v.optional(v.nullable(TokenCountSchema)),
+  /** cache_creation_input_tokens by the lifetime of the cache entries written (newer answers). */
+  cache_creation: v.optional(
+    v.nullable(
+      v.looseObject({
+        ephemeral_5m_input_tokens: v.optional(v.nullable(TokenCountSchema)),
+        ephemeral_1h_input_tokens: v.optional(v.nullable(TokenCountSchema)),
+      }),
+    ),
+  ),
 });
 
 /** Why the model declined, beside stop_reason "refusal" (newer answers); lenient, the field used. */
@@ -37,14 +46,21 @@ export const AnthropicResponseSchema = v.looseObject({
 
 /**
  * Anthropic usage in canonical terms. Anthropic counts cache reads and writes apart from
- * input_tokens; canonical input counts every prompt token, cached ones included.
+ * input_tokens; canonical input counts every prompt token, cached and written ones included.
+ * Writes are split by lifetime when the answer says (cache_creation); an older answer's
+ * writes are all of the default lifetime, 5 minutes.
  */
 export function usageFromAnthropic(usage: v.InferOutput<typeof AnthropicUsageSchema>): Usage {
   const cached = usage.cache_read_input_tokens ?? 0;
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const written5m = usage.cache_creation ? (usage.cache_creation.ephemeral_5m_input_tokens ?? 0) : written;
+  const written1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   return {
-    inputTokens: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+    inputTokens: (usage.input_tokens ?? 0) + cached + written,
     outputTokens: usage.output_tokens ?? 0,
     ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+    ...(written5m > 0 ? { cacheWrite5mTokens: written5m } : {}),
+    ...(written1h > 0 ? { cacheWrite1hTokens: written1h } : {}),
   };
 }
 
