@@ -77,7 +77,7 @@ function scaledCost(price: Price | undefined, usage: BillableUsage): number {
   const uncached = usage.inputTokens - cached;
   // Most prompts write nothing to the cache: for them the split by write price is skipped.
   const written = usage.cacheWrite5mTokens || usage.cacheWrite1hTokens;
-  // Per million tokens, per thousand characters or documents, per minute: all brought to
+  // Per million tokens, per thousand characters, documents or searches, per minute: all brought to
   // millionths so one division (and one rounding) ends the sum.
   let scaled =
     (written ? withCacheWrites(price, usage, uncached) : uncached * (price.inputPerMillion ?? 0)) +
@@ -85,6 +85,7 @@ function scaledCost(price: Price | undefined, usage: BillableUsage): number {
     usage.outputTokens * (price.outputPerMillion ?? 0);
   if (usage.characters) scaled += usage.characters * (price.per1kCharacters ?? 0) * 1_000;
   if (usage.documents) scaled += usage.documents * (price.per1kDocuments ?? 0) * 1_000;
+  if (usage.webSearches) scaled += usage.webSearches * (price.per1kWebSearches ?? 0) * 1_000;
   if (usage.audioSeconds) scaled += (usage.audioSeconds * (price.perMinute ?? 0) * 1_000_000) / 60;
   if (usage.images) scaled += usage.images.count * (perImagePrice(price, usage.images.size, usage.images.quality) ?? 0) * 1_000_000;
   return scaled;

@@ -115,6 +115,12 @@ export interface NativeRequest {
    * caller's format can give them, and the hold and token reservation count each.
    */
   answers?: number;
+  /**
+   * Set when the body offers a web search tool the upstream runs itself (Anthropic's
+   * web_search), whose every search is billed: `maxUses` when each such tool names its
+   * max_uses (their sum), the most searches the request may make.
+   */
+  webSearch?: { maxUses?: number };
 }
 
 export interface ChatRequest {
@@ -178,6 +184,8 @@ export interface Usage {
    * (OpenAI's reasoning_tokens, Gemini's thoughtsTokenCount; Anthropic does not).
    */
   reasoningTokens?: number;
+  /** Searches the upstream's own web search tool ran (Anthropic's server_tool_use.web_search_requests), billed apiece. */
+  webSearches?: number;
 }
 
 /** The counts of a usage, besides inputTokens, that describe its prompt. */

@@ -20,9 +20,17 @@ const tokens = (input: number, output: number, cached?: number): PriceSpec => ({
 
 const chat = (model: string, input: number, output: number, cached?: number) => entry(model, "chat", tokens(input, output, cached));
 
+/** Anthropic's price of its web search tool, USD per 1,000 searches, the same for every Claude model. */
+const CLAUDE_WEB_SEARCHES_PER_1K = 10;
+
 /** A Claude model, USD per 1M tokens: input, output, cache read, and cache writes of 5 minutes and of 1 hour. */
 const claude = (model: string, input: number, output: number, cached: number, write5m: number, write1h: number) =>
-  entry(model, "chat", { ...tokens(input, output, cached), cacheWritePerMillion: usd(write5m), cacheWrite1hPerMillion: usd(write1h) });
+  entry(model, "chat", {
+    ...tokens(input, output, cached),
+    cacheWritePerMillion: usd(write5m),
+    cacheWrite1hPerMillion: usd(write1h),
+    per1kWebSearches: usd(CLAUDE_WEB_SEARCHES_PER_1K),
+  });
 
 /** DALL-E 3's list prices by size and quality; the demo image model mirrors them. */
 const DALL_E_3_SIZES = {

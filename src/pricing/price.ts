@@ -23,6 +23,8 @@ export interface Price {
   per1kCharacters: number | null;
   perMinute: number | null;
   per1kDocuments: number | null;
+  /** Per 1,000 searches the upstream's own web search tool runs (Anthropic's web_search). */
+  per1kWebSearches: number | null;
   /**
    * Per-image prices by "<size>/<quality>" (e.g. "1792x1024/hd"); its sizes are the sizes the
    * model serves. Null: perImage for any size.
@@ -53,6 +55,7 @@ export const PRICE_FIELDS = [
   ["per_1k_characters", "per1kCharacters", "per_1k_characters_micros"],
   ["per_minute", "perMinute", "per_minute_micros"],
   ["per_1k_documents", "per1kDocuments", "per_1k_documents_micros"],
+  ["per_1k_web_searches", "per1kWebSearches", "per_1k_web_searches_micros"],
 ] as const;
 
 /** Parses a stored row. */

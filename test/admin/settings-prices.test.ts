@@ -185,22 +185,22 @@ describe("prices", () => {
   });
 
   /** The unit prices of Anthropic's cache writes and server tools, with a value each. */
-  const BILLED_EXTRAS = { cache_write_per_million: 3.75, cache_write_1h_per_million: 6 };
+  const BILLED_EXTRAS = { cache_write_per_million: 3.75, cache_write_1h_per_million: 6, per_1k_web_searches: 10 };
 
-  test("the cache-write prices are stored in micro-USD, shown in USD, and null when left out", async () => {
+  test("the cache-write and web-search prices are stored in micro-USD, shown in USD, and null when left out", async () => {
     const set = await gw.admin("POST", "/v1/admin/prices", { model: "acme-cache", input_per_million: 3, output_per_million: 15, ...BILLED_EXTRAS });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject(BILLED_EXTRAS);
     expect((await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "acme-cache")).toMatchObject(BILLED_EXTRAS);
     const row = await gw.database.db.selectFrom("prices").selectAll().where("model", "=", "acme-cache").executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ cache_write_per_million_micros: 3_750_000, cache_write_1h_per_million_micros: 6_000_000 });
+    expect(row).toMatchObject({ cache_write_per_million_micros: 3_750_000, cache_write_1h_per_million_micros: 6_000_000, per_1k_web_searches_micros: 10_000_000 });
     const plain = await gw.admin("POST", "/v1/admin/prices", { model: "acme-cache", input_per_million: 3 });
     expect(plain.body).toMatchObject(Object.fromEntries(Object.keys(BILLED_EXTRAS).map((name) => [name, null])));
   });
 
-  test("the shipped Claude prices carry Anthropic's cache-write prices", async () => {
+  test("the shipped Claude prices carry Anthropic's cache-write and web-search prices", async () => {
     const sonnet = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "claude-sonnet-4-20250514");
-    expect(sonnet).toMatchObject({ input_per_million: 3, cache_write_per_million: 3.75, cache_write_1h_per_million: 6 });
+    expect(sonnet).toMatchObject({ input_per_million: 3, cache_write_per_million: 3.75, cache_write_1h_per_million: 6, per_1k_web_searches: 10 });
   });
 
   for (const name of Object.keys(BILLED_EXTRAS)) {

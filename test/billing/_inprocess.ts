@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { startAnthropicUpstream, type AnthropicUpstream } from "../helpers/anthropic-upstream.ts";
 import { checkLedger } from "../../src/billing/check-ledger.ts";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { bearer, PRICE_BODY, waitFor } from "./_support.ts";
@@ -17,6 +18,11 @@ export async function startPricedLoopback(model: string, env?: Record<string, st
   const upstream = await startOpenAiUpstream();
   expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [model] })).status).toBe(201);
   expect((await gw.admin("POST", "/v1/admin/prices", { model, ...PRICE_BODY })).status).toBe(200);
+  return closingBoth(gw, upstream);
+}
+
+/** `gw` and its `upstream`, with a `close` that stops both. */
+function closingBoth<U extends { close(): Promise<void> }>(gw: TestGateway, upstream: U): { gw: TestGateway; upstream: U; close(): Promise<void> } {
   return {
     gw,
     upstream,
@@ -25,6 +31,20 @@ export async function startPricedLoopback(model: string, env?: Record<string, st
       await upstream.close();
     },
   };
+}
+
+/**
+ * A strictly priced in-process gateway whose models are served by one loopback Anthropic
+ * upstream, each on a channel of its own, at its price (a POST /v1/admin/prices body). `close` stops both.
+ */
+export async function startPricedAnthropic(prices: ({ model: string } & Record<string, unknown>)[]): Promise<{ gw: TestGateway; upstream: AnthropicUpstream; close(): Promise<void> }> {
+  const gw = await startTestGateway({ strictPricing: true });
+  const upstream = await startAnthropicUpstream();
+  for (const price of prices) {
+    expect((await gw.admin("POST", "/v1/admin/channels", { name: price.model, type: "anthropic", base_url: upstream.url, api_key: "k", models: [price.model] })).status).toBe(201);
+    expect((await gw.admin("POST", "/v1/admin/prices", price)).status).toBe(200);
+  }
+  return closingBoth(gw, upstream);
 }
 
 /** A new enterprise account with `micros` of balance and a key. */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import type { TestGateway } from "../helpers/gateway.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
-import { ANTHROPIC_PLAIN_FIXTURE, editedAnthropicStream, startAnthropicUpstream, summarizeAnthropicStream, ANTHROPIC_STREAM_FIXTURE, type AnthropicUpstream } from "../helpers/anthropic-upstream.ts";
-import { account, chat, expectBooksBalanced, ledgerOf, newAccount, usageRows } from "./_inprocess.ts";
+import { ANTHROPIC_PLAIN_FIXTURE, ANTHROPIC_STREAM_FIXTURE, editedAnthropicStream, summarizeAnthropicStream, type AnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+import { account, chat, expectBooksBalanced, ledgerOf, newAccount, startPricedAnthropic, usageRows } from "./_inprocess.ts";
 import { bearer, estimate } from "./_support.ts";
 
 /**
@@ -36,25 +36,17 @@ const COST = 150 + 1000 + 4500 + 4800 + 450;
 
 let gw: TestGateway;
 let upstream: AnthropicUpstream;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ strictPricing: true });
-  upstream = await startAnthropicUpstream();
-  const prices = [
+  ({ gw, upstream, close } = await startPricedAnthropic([
     { model: WRITE_PRICED, ...TOKEN_PRICES, cache_write_per_million: 3.75, cache_write_1h_per_million: 6 },
     { model: WRITE_5M_ONLY, ...TOKEN_PRICES, cache_write_per_million: 3.75 },
     { model: UNPRICED_WRITES, ...TOKEN_PRICES },
-  ];
-  for (const price of prices) {
-    expect((await gw.admin("POST", "/v1/admin/channels", { name: price.model, type: "anthropic", base_url: upstream.url, api_key: "k", models: [price.model] })).status).toBe(201);
-    expect((await gw.admin("POST", "/v1/admin/prices", price)).status).toBe(200);
-  }
+  ]));
 });
 
-afterAll(async () => {
-  await gw.close();
-  await upstream.close();
-});
+afterAll(() => close());
 
 const messages = (key: string, body: object) => gw.fetch("/v1/messages", { method: "POST", headers: bearer(key), body: JSON.stringify(body) });
 

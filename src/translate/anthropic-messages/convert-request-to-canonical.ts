@@ -1,5 +1,5 @@
-import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
-import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest } from "./request-schema.ts";
+import type { ChatMessage, ChatRequest, ContentPart, NativeRequest, ResponseFormat, ToolChoice, ToolDefinition, Untranslated } from "../../canonical/chat.ts";
+import { isCustomTool, isModelledBlock, type AnthropicPrompt, type MessagesRequest, type ServerTool } from "./request-schema.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 import { anthropicEffort } from "../reasoning.ts";
 
@@ -104,6 +104,21 @@ function toolsOf(tools: Tool[], untranslated: Untranslated): ToolDefinition[] {
   return out;
 }
 
+/** Anthropic's web search tool, by its versioned type (web_search_20250305...). */
+const isWebSearch = (tool: Tool): tool is ServerTool => !isCustomTool(tool) && tool.type.startsWith("web_search_");
+
+/** The web searches the body lets Anthropic run, which it bills apiece: `maxUses` only when every web search tool names one. */
+function webSearchOf(tools: Tool[] | undefined): NativeRequest["webSearch"] {
+  const searches = (tools ?? []).filter(isWebSearch);
+  if (searches.length === 0) return undefined;
+  let maxUses = 0;
+  for (const tool of searches) {
+    if (tool.max_uses === undefined) return {};
+    maxUses += tool.max_uses;
+  }
+  return { maxUses };
+}
+
 /**
  * The answer's JSON Schema (output_config.format). Anthropic holds every answer to it by
  * constrained decoding, so it is strict: another upstream is asked to hold the answer to it too.
@@ -139,9 +154,10 @@ export function convertAnthropicPromptToCanonical(body: AnthropicPrompt): ChatRe
   const untranslated = nothingUntranslated();
   const messages = messagesOf(body, untranslated);
   const tools = body.tools && toolsOf(body.tools, untranslated);
+  const webSearch = webSearchOf(body.tools);
   return {
     model: body.model,
-    native: { format: "anthropic", body, untranslated },
+    native: { format: "anthropic", body, untranslated, ...(webSearch ? { webSearch } : {}) },
     messages,
     params: {},
     tools: tools && tools.length > 0 ? tools : undefined,

@@ -20,6 +20,8 @@ export const AnthropicUsageSchema = v.looseObject({
       }),
     ),
   ),
+  /** What server tools ran: searches are billed apiece. A stream gives it in message_delta. */
+  server_tool_use: v.optional(v.nullable(v.looseObject({ web_search_requests: v.optional(v.nullable(TokenCountSchema)) }))),
 });
 
 /** Why the model declined, beside stop_reason "refusal" (newer answers); lenient, the field used. */
@@ -55,12 +57,14 @@ export function usageFromAnthropic(usage: v.InferOutput<typeof AnthropicUsageSch
   const written = usage.cache_creation_input_tokens ?? 0;
   const written5m = usage.cache_creation ? (usage.cache_creation.ephemeral_5m_input_tokens ?? 0) : written;
   const written1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  const searches = usage.server_tool_use?.web_search_requests ?? 0;
   return {
     inputTokens: (usage.input_tokens ?? 0) + cached + written,
     outputTokens: usage.output_tokens ?? 0,
     ...(cached > 0 ? { cachedInputTokens: cached } : {}),
     ...(written5m > 0 ? { cacheWrite5mTokens: written5m } : {}),
     ...(written1h > 0 ? { cacheWrite1hTokens: written1h } : {}),
+    ...(searches > 0 ? { webSearches: searches } : {}),
   };
 }
 

@@ -64,14 +64,24 @@ const CustomTool = v.looseObject({
   input_schema: JsonObjectSchema,
   strict: v.optional(v.boolean("must be a boolean")),
 });
-/** A tool Anthropic runs itself (web search, code execution...): its `type` says which; no input_schema. */
-const ServerTool = v.looseObject({ type: v.pipe(v.string(), v.check((type) => type !== "custom")), name: v.string() });
+/**
+ * A tool Anthropic runs itself (web search, code execution...): its `type` says which; no
+ * input_schema. `max_uses`, the most times it may run, is what a web search's hold counts.
+ */
+const ServerTool = v.looseObject({
+  type: v.pipe(v.string(), v.check((type) => type !== "custom")),
+  name: v.string(),
+  max_uses: v.optional(integerAtLeast(1)),
+});
 const Tool = v.variant("type", [CustomTool, ServerTool]);
 
 /** A tool the caller defines (name, description, input_schema), as opposed to a server tool. */
 export type CustomTool = v.InferOutput<typeof CustomTool>;
 /** Whether `tool` is one the caller defines; a server tool's `type` names it instead. */
 export const isCustomTool = (tool: { type?: string }): tool is CustomTool => tool.type === undefined || tool.type === "custom";
+
+/** A tool Anthropic runs itself. */
+export type ServerTool = v.InferOutput<typeof ServerTool>;
 
 const disableParallelToolUse = v.optional(v.boolean("must be a boolean"));
 const ToolChoice = v.variant("type", [
