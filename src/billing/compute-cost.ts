@@ -14,6 +14,8 @@ export interface BillableUsage extends Usage {
   audioSeconds?: number;
   /** Documents ranked (rerank). */
   documents?: number;
+  /** Rerank searches: a query with up to 100 documents (Cohere's billing unit). */
+  searches?: number;
 }
 
 /** The per-image price for a size and quality: the size table's entry, else the flat price. */
@@ -85,6 +87,7 @@ function scaledCost(price: Price | undefined, usage: BillableUsage): number {
     usage.outputTokens * (price.outputPerMillion ?? 0);
   if (usage.characters) scaled += usage.characters * (price.per1kCharacters ?? 0) * 1_000;
   if (usage.documents) scaled += usage.documents * (price.per1kDocuments ?? 0) * 1_000;
+  if (usage.searches) scaled += usage.searches * (price.per1kSearches ?? 0) * 1_000;
   if (usage.webSearches) scaled += usage.webSearches * (price.per1kWebSearches ?? 0) * 1_000;
   if (usage.audioSeconds) scaled += (usage.audioSeconds * (price.perMinute ?? 0) * 1_000_000) / 60;
   if (usage.images) scaled += usage.images.count * (perImagePrice(price, usage.images.size, usage.images.quality) ?? 0) * 1_000_000;

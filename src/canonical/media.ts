@@ -51,6 +51,8 @@ export interface RerankResult {
   /** Highest relevance first; `index` points into the request's documents. */
   ranking: { index: number; relevanceScore: number }[];
   inputTokens: number | null;
+  /** The searches the upstream says it billed (Cohere's meta.billed_units.search_units), when it says. */
+  searchUnits?: number | null;
 }
 
 /** The qualities an image can be priced at: DALL-E's (the spec's) and GPT image models'. */

@@ -125,6 +125,8 @@ export interface PricesTable {
   per_1k_documents_micros: number | null;
   /** Per 1,000 searches of a server-side web search tool; null: free. */
   per_1k_web_searches_micros: number | null;
+  /** Per 1,000 rerank searches (a query with up to 100 documents); null: not priced by search. */
+  per_1k_searches_micros: number | null;
   /** Per-image micro-USD by "<size>/<quality>"; null: per_image_micros for every size. */
   image_prices_json: string | null;
   updated_at: number;

@@ -71,7 +71,8 @@ export const DEFAULT_PRICES: readonly Price[] = [
   entry("text-embedding-3-small", "embedding", { inputPerMillion: usd(0.02) }),
   entry("text-embedding-3-large", "embedding", { inputPerMillion: usd(0.13) }),
   entry("text-embedding-004", "embedding", { inputPerMillion: usd(0.0) }),
-  entry("rerank-v3.5", "rerank", { per1kDocuments: usd(2) }),
+  // Cohere bills its rerank models by the search: 2 USD per 1,000.
+  entry("rerank-v3.5", "rerank", { per1kSearches: usd(2) }),
   entry("dall-e-2", "image", {
     perImage: usd(0.02),
     imagePrices: { "256x256/standard": usd(0.016), "512x512/standard": usd(0.018), "1024x1024/standard": usd(0.02) },

@@ -23,6 +23,8 @@ export interface Price {
   per1kCharacters: number | null;
   perMinute: number | null;
   per1kDocuments: number | null;
+  /** Per 1,000 rerank searches, Cohere's unit: a query with up to 100 documents (see rerank-search-units.ts). */
+  per1kSearches: number | null;
   /** Per 1,000 searches the upstream's own web search tool runs (Anthropic's web_search). */
   per1kWebSearches: number | null;
   /**
@@ -55,6 +57,7 @@ export const PRICE_FIELDS = [
   ["per_1k_characters", "per1kCharacters", "per_1k_characters_micros"],
   ["per_minute", "perMinute", "per_minute_micros"],
   ["per_1k_documents", "per1kDocuments", "per_1k_documents_micros"],
+  ["per_1k_searches", "per1kSearches", "per_1k_searches_micros"],
   ["per_1k_web_searches", "per1kWebSearches", "per_1k_web_searches_micros"],
 ] as const;
 

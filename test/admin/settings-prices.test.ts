@@ -198,6 +198,17 @@ describe("prices", () => {
     expect(plain.body).toMatchObject(Object.fromEntries(Object.keys(BILLED_EXTRAS).map((name) => [name, null])));
   });
 
+  test("per_1k_searches (rerank by the search) is stored in micro-USD, shown in USD, refused negative; rerank-v3.5 ships with Cohere's 2 USD", async () => {
+    const set = await gw.admin("POST", "/v1/admin/prices", { model: "acme-rerank", mode: "rerank", per_1k_searches: 1.5 });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ per_1k_searches: 1.5, per_1k_documents: null });
+    const row = await gw.database.db.selectFrom("prices").selectAll().where("model", "=", "acme-rerank").executeTakeFirstOrThrow();
+    expect(row.per_1k_searches_micros).toBe(1_500_000);
+    expectError(await gw.admin("POST", "/v1/admin/prices", { model: "acme-rerank", mode: "rerank", per_1k_searches: -1 }), 400, "invalid_request_error");
+    const cohere = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "rerank-v3.5");
+    expect(cohere).toMatchObject({ per_1k_searches: 2, per_1k_documents: null });
+  });
+
   test("the shipped Claude prices carry Anthropic's cache-write and web-search prices", async () => {
     const sonnet = (await gw.admin("GET", "/v1/admin/prices")).body.prices.find((p: any) => p.model === "claude-sonnet-4-20250514");
     expect(sonnet).toMatchObject({ input_per_million: 3, cache_write_per_million: 3.75, cache_write_1h_per_million: 6, per_1k_web_searches: 10 });

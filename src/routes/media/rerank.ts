@@ -6,6 +6,7 @@ import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
+import { rerankSearchUnits } from "./rerank-search-units.ts";
 import { admitRequest } from "../admit-request.ts";
 import { modelJsonResponse } from "../response-headers.ts";
 
@@ -33,8 +34,11 @@ export function rerankRoutes(services: Services) {
     // Every document is read against the query: the query counts once per document.
     const queryTokens = estimateTokens(body.query);
     const estimatedTokens = body.documents.reduce((sum, doc) => sum + queryTokens + estimateTokens(doc), 0);
-    const usageOf = (inputTokens: number | null) => ({ inputTokens: inputTokens ?? estimatedTokens, outputTokens: 0, documents: body.documents.length });
-    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model: body.model, mode: "rerank", stream: false, maxUsage: usageOf(null) });
+    const searches = rerankSearchUnits(body.query, body.documents);
+    const usageOf = (inputTokens: number | null, searchUnits: number) => ({ inputTokens: inputTokens ?? estimatedTokens, outputTokens: 0, documents: body.documents.length, searches: searchUnits });
+    // An upstream's own count of searches is billed when the request could have made that many.
+    const billedSearches = (reported: number | null | undefined) => (reported != null && reported >= 1 && reported <= searches.most ? reported : searches.estimated);
+    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model: body.model, mode: "rerank", stream: false, maxUsage: usageOf(null, searches.most) });
     const request = { model: body.model, query: body.query, documents: body.documents, topN, returnDocuments: body.return_documents };
     const served = await services.media.call(
       body.model,
@@ -42,7 +46,7 @@ export function rerankRoutes(services: Services) {
       meter,
       c.req.raw.signal,
       (adapter, call) => adapter.rerank(request, call),
-      (result) => usageOf(result.inputTokens),
+      (result) => usageOf(result.inputTokens, billedSearches(result.searchUnits)),
     );
     const results = [...served.value.ranking]
       .sort((a, b) => b.relevanceScore - a.relevanceScore || a.index - b.index)
@@ -53,7 +57,7 @@ export function rerankRoutes(services: Services) {
         relevance_score: relevanceScore,
       }));
     return modelJsonResponse(
-      { id: c.get("requestId"), model: body.model, results, meta: { tokens_used: usageOf(served.value.inputTokens).inputTokens } },
+      { id: c.get("requestId"), model: body.model, results, meta: { tokens_used: served.value.inputTokens ?? estimatedTokens } },
       { rateLimitHeaders, served, requestId: c.get("requestId") },
     );
   });

@@ -21,7 +21,9 @@ const RerankSchema = v.object({
   results: v.array(v.object({ index: v.number(), relevance_score: v.number() })),
   // Jina reports usage.total_tokens, Cohere-style servers meta.billed_units, the spec meta.tokens_used.
   usage: believableUsage(v.object({ total_tokens: v.optional(TokenCountSchema) })),
-  meta: believableUsage(v.object({ tokens_used: v.optional(TokenCountSchema), billed_units: v.optional(v.object({ input_tokens: v.optional(TokenCountSchema) })) })),
+  meta: believableUsage(
+    v.object({ tokens_used: v.optional(TokenCountSchema), billed_units: v.optional(v.object({ input_tokens: v.optional(TokenCountSchema), search_units: v.optional(TokenCountSchema) })) }),
+  ),
 });
 const ImagesSchema = v.looseObject({
   data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
@@ -143,7 +145,11 @@ export const openAiMediaAdapter: MediaAdapter = {
     const ranking = json.results
       .filter((r) => Number.isInteger(r.index) && r.index >= 0 && r.index < request.documents.length && !seen.has(r.index) && seen.add(r.index))
       .map((r) => ({ index: r.index, relevanceScore: r.relevance_score }));
-    return { ranking, inputTokens: firstCount(json.meta?.tokens_used, json.usage?.total_tokens, json.meta?.billed_units?.input_tokens) };
+    return {
+      ranking,
+      inputTokens: firstCount(json.meta?.tokens_used, json.usage?.total_tokens, json.meta?.billed_units?.input_tokens),
+      searchUnits: json.meta?.billed_units?.search_units ?? null,
+    };
   },
 
   async generateImages(request, call) {
