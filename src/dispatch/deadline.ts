@@ -9,6 +9,7 @@ export class Deadline {
   readonly #timer: ReturnType<typeof setTimeout>;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.#controller.abort(this.#client.reason);
+  #followsClient = true;
 
   constructor(client: AbortSignal, ms: number) {
     this.#client = client;
@@ -26,12 +27,15 @@ export class Deadline {
    * whole once its head is in, which the upstream has made (and bills) by then.
    */
   outliveClient(): void {
+    // Once: a removal costs a search of the signal's listeners, and clear() would repeat it.
+    if (!this.#followsClient) return;
+    this.#followsClient = false;
     this.#client.removeEventListener("abort", this.#onClientAbort);
   }
 
   /** Stops the timer and lets go of the client's signal; the signal stays as it is. */
   clear(): void {
     clearTimeout(this.#timer);
-    this.#client.removeEventListener("abort", this.#onClientAbort);
+    this.outliveClient();
   }
 }

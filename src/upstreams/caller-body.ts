@@ -10,8 +10,11 @@ import type { ChatRequest, WireFormat } from "../canonical/chat.ts";
 export function withCallerBody(request: ChatRequest, format: WireFormat, translated: Record<string, unknown>, kept: readonly string[] = []): Record<string, unknown> {
   if (request.native?.format !== format) return translated;
   const body = { ...translated };
-  for (const [field, value] of Object.entries(request.native.body)) {
-    if (value !== null && !kept.includes(field)) body[field] = value;
+  const own = request.native.body;
+  // for...in, not Object.entries: this runs on every same-format request, and the entries array was 0.3% of one's CPU.
+  for (const field in own) {
+    const value = own[field];
+    if (value !== null && Object.hasOwn(own, field) && !kept.includes(field)) body[field] = value;
   }
   return body;
 }
