@@ -31,7 +31,7 @@ const CreateTokenSchema = v.strictObject({
   user_id: IdentifierSchema,
   name: NameSchema,
   permissions: v.optional(Permissions),
-  // Spec 5.3 writes the role `Management`: any case is read, and the lower-case name stored.
+  // Spec 5.3 writes the role `Management`: it is read in upper or lower case, and stored lower-case.
   role: v.optional(v.pipe(v.string(ROLE_MESSAGE), v.toLowerCase(), v.picklist(["user", "management"], ROLE_MESSAGE)), "user"),
   expires_at: v.optional(v.nullable(IsoTime)),
   models: v.optional(Models),
