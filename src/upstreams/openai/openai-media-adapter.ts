@@ -54,14 +54,19 @@ function decodeBase64Vector(text: string): number[] {
   }
 }
 
+/** `text` parsed as JSON, or undefined when it is not JSON. */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A json or verbose_json transcript as the API sends it, JSON with a string `text`, or a protocol error. */
 function parseJsonTranscript(text: string): { transcript: Transcript; billedSeconds: number | null } {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError("protocol", "upstream sent a transcript that is not JSON");
-  }
+  const json = jsonOrUndefined(text);
+  if (json === undefined) throw new UpstreamError("protocol", "upstream sent a transcript that is not JSON");
   const transcript = parseVerboseTranscript(json);
   if (!transcript) throw new UpstreamError("protocol", `upstream sent ${isErrorObject(json) ? "an error object" : "a transcript without text"}`);
   return { transcript, billedSeconds: billedSecondsIn(json) };
@@ -92,13 +97,7 @@ function isErrorObject(json: unknown): boolean {
  * as it came.
  */
 function refuseJsonError(text: string): void {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return;
-  }
-  if (isErrorObject(json)) throw new UpstreamError("protocol", "upstream answered 200 with an error object instead of a transcript");
+  if (isErrorObject(jsonOrUndefined(text))) throw new UpstreamError("protocol", "upstream answered 200 with an error object instead of a transcript");
 }
 
 /** The first of several optional counts that is present. */
