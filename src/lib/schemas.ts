@@ -15,6 +15,17 @@ export function believableUsage<S extends v.GenericSchema>(schema: S) {
   return v.fallback(v.optional(v.nullable(schema)), undefined);
 }
 
+/**
+ * An optional field that may also arrive as null, read as left out (undefined). Gemini's
+ * proto3 JSON reads null as a field's default everywhere, and OpenAI takes null for a
+ * field not given: the Python SDKs send `None` as null, and a message replayed with
+ * `message.model_dump()` carries `tool_calls: None`. Only for fields where null can mean
+ * nothing else; never inside a JSON value a caller owns (tool inputs, schemas).
+ */
+export function nullAsAbsent<S extends v.GenericSchema>(schema: S) {
+  return v.pipe(v.nullish(schema), v.transform((value) => value ?? undefined));
+}
+
 // C0 controls and DEL. The database driver reads TEXT back only up to a NUL, so a price for
 // "fzbase\u0000x" came back as "fzbase" and replaced that model's price; the others have no
 // place in a name either (log lines, headers, terminals).

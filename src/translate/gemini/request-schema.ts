@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
-import { JsonObjectSchema, objectOnly } from "../../lib/schemas.ts";
+import { JsonObjectSchema, nullAsAbsent, objectOnly } from "../../lib/schemas.ts";
 
 /**
  * How much the model thinks: a budget of tokens (0 off, -1 the model's choice), or a level
@@ -9,20 +9,20 @@ import { JsonObjectSchema, objectOnly } from "../../lib/schemas.ts";
  */
 const ThinkingConfig = objectOnly(
   v.looseObject({
-    thinkingBudget: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(-1, "must be -1 (dynamic) or more"))),
-    includeThoughts: v.optional(v.boolean("must be a boolean")),
-    thinkingLevel: v.optional(v.string("must be a string")),
+    thinkingBudget: nullAsAbsent(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(-1, "must be -1 (dynamic) or more"))),
+    includeThoughts: nullAsAbsent(v.boolean("must be a boolean")),
+    thinkingLevel: nullAsAbsent(v.string("must be a string")),
   }),
 );
 
 export const TextPart = v.looseObject({ text: v.string() });
 export const InlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: v.string() }) });
-export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: v.optional(v.string()), fileUri: v.string() }) });
+export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: nullAsAbsent(v.string()), fileUri: v.string() }) });
 export const FunctionCallPart = v.looseObject({
-  functionCall: v.looseObject({ name: v.string(), args: v.optional(JsonObjectSchema), id: v.optional(v.string()) }),
+  functionCall: v.looseObject({ name: v.string(), args: nullAsAbsent(JsonObjectSchema), id: nullAsAbsent(v.string()) }),
 });
 export const FunctionResponsePart = v.looseObject({
-  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: v.optional(v.string()), parts: v.optional(v.array(v.unknown())) }),
+  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: nullAsAbsent(v.string()), parts: nullAsAbsent(v.array(v.unknown())) }),
 });
 
 /**
@@ -39,7 +39,7 @@ const Part = v.union(
 );
 
 const Content = v.object({
-  role: v.optional(v.picklist(["user", "model", "function"], "must be 'user' or 'model'")),
+  role: nullAsAbsent(v.picklist(["user", "model", "function"], "must be 'user' or 'model'")),
   parts: v.pipe(v.array(Part, "must be an array of parts"), v.minLength(1, "must contain at least one part")),
 });
 
@@ -48,40 +48,40 @@ const Contents = v.pipe(v.array(Content, "must be an array of contents"), v.minL
 const FunctionDeclaration = v.looseObject({
   // Gemini's rule: letters, digits, underscores, dots, colons and dashes, at most 128.
   name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_.:-]{1,128}$/, "function name must be 1-128 letters, digits, '_', '.', ':' or '-'")),
-  description: v.optional(v.string()),
-  parameters: v.optional(JsonObjectSchema),
-  parametersJsonSchema: v.optional(JsonObjectSchema),
+  description: nullAsAbsent(v.string()),
+  parameters: nullAsAbsent(JsonObjectSchema),
+  parametersJsonSchema: nullAsAbsent(JsonObjectSchema),
 });
 
 /** The body of :generateContent / :streamGenerateContent, validated as spec 4.3. */
 export const GenerateContentRequestSchema = v.looseObject({
   contents: Contents,
-  systemInstruction: v.optional(v.union([v.string(), v.object({ role: v.optional(v.string()), parts: v.array(v.looseObject({ text: v.optional(v.string()) })) })])),
-  generationConfig: v.optional(
+  systemInstruction: nullAsAbsent(v.union([v.string(), v.object({ role: nullAsAbsent(v.string()), parts: v.array(v.looseObject({ text: nullAsAbsent(v.string()) })) })])),
+  generationConfig: nullAsAbsent(
     objectOnly(v.looseObject({
-      temperature: v.optional(numberInRange(0, 2)),
-      topP: v.optional(numberInRange(0, 1)),
-      topK: v.optional(integerAtLeast(1)),
-      maxOutputTokens: v.optional(integerAtLeast(1)),
-      stopSequences: v.optional(v.pipe(v.array(v.string()), v.maxLength(5, "at most 5 stop sequences"))),
+      temperature: nullAsAbsent(numberInRange(0, 2)),
+      topP: nullAsAbsent(numberInRange(0, 1)),
+      topK: nullAsAbsent(integerAtLeast(1)),
+      maxOutputTokens: nullAsAbsent(integerAtLeast(1)),
+      stopSequences: nullAsAbsent(v.pipe(v.array(v.string()), v.maxLength(5, "at most 5 stop sequences"))),
       // How many answers: more than one only a gemini upstream gives. Gemini documents at most 8.
-      candidateCount: v.optional(integerInRange(1, 8)),
-      presencePenalty: v.optional(numberInRange(-2, 2)),
-      frequencyPenalty: v.optional(numberInRange(-2, 2)),
-      seed: v.optional(v.pipe(v.number(), v.integer())),
-      responseMimeType: v.optional(v.string("must be a string")),
-      responseSchema: v.optional(JsonObjectSchema),
-      responseJsonSchema: v.optional(JsonObjectSchema),
-      thinkingConfig: v.optional(ThinkingConfig),
+      candidateCount: nullAsAbsent(integerInRange(1, 8)),
+      presencePenalty: nullAsAbsent(numberInRange(-2, 2)),
+      frequencyPenalty: nullAsAbsent(numberInRange(-2, 2)),
+      seed: nullAsAbsent(v.pipe(v.number(), v.integer())),
+      responseMimeType: nullAsAbsent(v.string("must be a string")),
+      responseSchema: nullAsAbsent(JsonObjectSchema),
+      responseJsonSchema: nullAsAbsent(JsonObjectSchema),
+      thinkingConfig: nullAsAbsent(ThinkingConfig),
     })),
   ),
-  tools: v.optional(v.array(objectOnly(v.looseObject({ functionDeclarations: v.optional(v.array(FunctionDeclaration)) })))),
-  toolConfig: v.optional(
+  tools: nullAsAbsent(v.array(objectOnly(v.looseObject({ functionDeclarations: nullAsAbsent(v.array(FunctionDeclaration)) })))),
+  toolConfig: nullAsAbsent(
     objectOnly(v.looseObject({
-      functionCallingConfig: v.optional(
+      functionCallingConfig: nullAsAbsent(
         objectOnly(v.looseObject({
-          mode: v.optional(v.picklist(["AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"])),
-          allowedFunctionNames: v.optional(v.array(v.string())),
+          mode: nullAsAbsent(v.picklist(["AUTO", "ANY", "NONE", "VALIDATED", "MODE_UNSPECIFIED"])),
+          allowedFunctionNames: nullAsAbsent(v.array(v.string())),
         })),
       ),
     })),
@@ -98,7 +98,7 @@ export type GenerateContentRequest = v.InferOutput<typeof GenerateContentRequest
  */
 export const CountTokensRequestSchema = v.pipe(
   v.strictObject(
-    { contents: v.optional(Contents), generateContentRequest: v.optional(GenerateContentRequestSchema) },
+    { contents: nullAsAbsent(Contents), generateContentRequest: nullAsAbsent(GenerateContentRequestSchema) },
     "is not a field of a countTokens body (a system instruction, tools and settings go inside 'generateContentRequest')",
   ),
   v.check((body) => body.contents !== undefined || body.generateContentRequest !== undefined, "'contents' or 'generateContentRequest' is required"),

@@ -1,11 +1,11 @@
 import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
-import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
+import { JsonObjectSchema, ModelIdSchema, nullAsAbsent, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
 
 const TextPart = v.object({ type: v.literal("text"), text: v.string() });
 const ImagePart = v.object({
   type: v.literal("image_url"),
-  image_url: v.object({ url: v.pipe(v.string(), v.minLength(1)), detail: v.optional(v.string()) }),
+  image_url: v.object({ url: v.pipe(v.string(), v.minLength(1)), detail: nullAsAbsent(v.string()) }),
 });
 const MODELLED_PART_TYPES = ["text", "image_url"];
 const ModelledPart = v.variant("type", [TextPart, ImagePart]);
@@ -34,9 +34,9 @@ const Message = v.pipe(
   v.looseObject({
     role: v.picklist(ROLES, "must be one of system, user, assistant, tool"),
     content: v.optional(v.nullable(v.union([v.string(), ContentParts], "must be a string or an array of content parts"))),
-    name: v.optional(v.string()),
-    tool_calls: v.optional(v.array(ToolCall)),
-    tool_call_id: v.optional(v.string()),
+    name: nullAsAbsent(v.string()),
+    tool_calls: nullAsAbsent(v.array(ToolCall)),
+    tool_call_id: nullAsAbsent(v.string()),
   }),
   v.check((m) => m.role !== "tool" || typeof m.tool_call_id === "string", "a tool message needs 'tool_call_id'"),
   v.check(
@@ -60,8 +60,8 @@ const FunctionTool = v.object({
   type: v.literal("function"),
   function: v.object({
     name: ToolNameSchema,
-    description: v.optional(v.string()),
-    parameters: v.optional(JsonObjectSchema),
+    description: nullAsAbsent(v.string()),
+    parameters: nullAsAbsent(JsonObjectSchema),
     strict: v.optional(v.nullable(v.boolean())),
   }),
 });
@@ -135,15 +135,15 @@ export const ChatCompletionRequestSchema = v.looseObject({
       ),
     ),
   ),
-  tools: v.optional(v.array(Tool)),
-  tool_choice: v.optional(ToolChoice),
+  tools: nullAsAbsent(v.array(Tool)),
+  tool_choice: nullAsAbsent(ToolChoice),
   parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
   response_format: v.optional(v.nullable(ResponseFormat)),
   /** How many answers: more than one only an openai upstream gives. 128 is OpenAI's own bound. */
   n: v.optional(v.nullable(integerInRange(1, 128))),
   seed: v.optional(v.nullable(v.pipe(v.number(), v.integer()))),
   reasoning_effort: v.optional(v.nullable(ReasoningEffortSchema)),
-  user: v.optional(v.string()),
+  user: nullAsAbsent(v.string()),
   /** OpenAI's newer name for an end-user id, meant for abuse detection alone. */
   safety_identifier: v.optional(v.nullable(v.string())),
 });

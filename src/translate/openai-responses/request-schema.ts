@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
-import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject } from "../../lib/schemas.ts";
+import { JsonObjectSchema, ModelIdSchema, objectOnly, otherTypedObject, nullAsAbsent } from "../../lib/schemas.ts";
 import { JSON_SCHEMA_FORMAT, ReasoningEffortSchema, ToolNameSchema } from "../openai-chat/request-schema.ts";
 
 /**
@@ -131,7 +131,7 @@ export const ResponsesRequestSchema = v.looseObject({
   text: v.optional(v.nullable(objectOnly(v.looseObject({ format: v.optional(v.nullable(TextFormat)) })))),
   stream: v.optional(v.nullable(v.boolean("must be a boolean"))),
   store: v.optional(v.nullable(v.boolean("must be a boolean"))),
-  user: v.optional(v.string()),
+  user: nullAsAbsent(v.string()),
   safety_identifier: v.optional(v.nullable(v.string())),
   metadata: v.optional(v.nullable(objectOnly(v.record(v.string(), v.string("metadata values must be strings"))))),
   top_logprobs: v.optional(v.nullable(integerInRange(0, 20))),
