@@ -47,8 +47,12 @@ export interface MediaRequest {
 export interface MediaBehavior {
   /** Image answers: by the request's response_format (default), or always one kind. */
   imageFormat: "as-requested" | "url" | "b64_json";
-  /** Whether image answers give a revised_prompt, as DALL-E 3 does (default); DALL-E 2 and GPT image models give none. */
-  revisedPrompt: boolean;
+  /**
+   * Whether image answers give a revised_prompt, as DALL-E 3 does (default); DALL-E 2 and GPT
+   * image models give none. "null" sends every field not given as null (revised_prompt, and url
+   * or b64_json), as some OpenAI-compatible servers do.
+   */
+  revisedPrompt: boolean | "null";
   /** Embedding answers: by the request's encoding_format (default), or always one encoding. */
   embeddingEncoding: "as-requested" | "float" | "base64";
   /** Speech bodies are sent in this many chunks. */
@@ -253,9 +257,12 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     }
     if (path === "/v1/images/generations") {
       const format = behavior.imageFormat === "as-requested" ? (body.response_format ?? "url") : behavior.imageFormat;
-      const revised = behavior.revisedPrompt ? { revised_prompt: upstreamRevisedPrompt(body.prompt) } : {};
+      const nulls = behavior.revisedPrompt === "null";
+      const revised = nulls ? { revised_prompt: null } : behavior.revisedPrompt ? { revised_prompt: upstreamRevisedPrompt(body.prompt) } : {};
       const data = Array.from({ length: body.n ?? 1 }, (_, i) =>
-        format === "b64_json" ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, ...revised } : { url: upstreamImageUrl(i), ...revised },
+        format === "b64_json"
+          ? { b64_json: body.output_format === "jpeg" ? JPEG_HEAD_BASE64 : TINY_PNG_BASE64, ...revised, ...(nulls ? { url: null } : {}) }
+          : { url: upstreamImageUrl(i), ...revised, ...(nulls ? { b64_json: null } : {}) },
       );
       // A model that answers in bytes unasked is a GPT image model: it says what it made, and its token usage.
       const gptImage = behavior.imageFormat === "b64_json" ? upstreamGptImageFields(body) : {};

@@ -190,6 +190,17 @@ describe("images (4.8)", () => {
     expect(request.body).toMatchObject({ model: "dall-e-3", prompt, n: 2, size: "1792x1024", quality: "hd", style: "natural" });
   });
 
+  test("an upstream that sends null for the fields it does not give (revised_prompt, url or b64_json): read as not given", async () => {
+    up.setBehavior({ revisedPrompt: "null" });
+    const prompt = "a lighthouse at noon";
+    const asUrl = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt, n: 2, response_format: "url" });
+    expect(asUrl.status).toBe(200);
+    expect((await asUrl.json()).data).toEqual([0, 1].map((i) => ({ url: upstreamImageUrl(i), revised_prompt: prompt })));
+    const asBytes = await postJson(gw, key, "/v1/images/generations", { model: "oa-image", prompt, response_format: "b64_json" });
+    expect(asBytes.status).toBe(200);
+    expect((await asBytes.json()).data).toEqual([{ b64_json: TINY_PNG_BASE64, revised_prompt: prompt }]);
+  });
+
   test("an upstream that gives no revised_prompt (DALL-E 2, GPT image models): each image's revised_prompt is the caller's prompt", async () => {
     up.setBehavior({ revisedPrompt: false });
     const prompt = "a lighthouse at dawn";

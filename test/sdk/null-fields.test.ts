@@ -86,3 +86,42 @@ test("a required field sent as null is still refused with 400, in the caller's e
   expect((await gemini.json()).error.status).toBe("INVALID_ARGUMENT");
   expect(world.upstreams.openai.requests).toHaveLength(0);
 });
+
+/** An OpenAI-compatible server that sends null where OpenAI leaves a field out (ids, model, created). */
+const nullyCompletion = {
+  id: null,
+  object: "chat.completion",
+  created: null,
+  model: null,
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: null, tool_calls: [{ id: null, type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+      finish_reason: "tool_calls",
+    },
+  ],
+  usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+};
+const nullyChunks = [
+  { id: null, model: null, created: null, choices: [{ index: null, delta: { role: "assistant", content: "Sun" }, finish_reason: null }] },
+  { id: null, model: null, created: null, choices: [{ index: null, delta: { content: "ny." }, finish_reason: "stop" }] },
+  { id: null, model: null, created: null, choices: [], usage: { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 } },
+];
+
+test("an openai upstream's nulls for ids, model and created are read as not given: answers reach an Anthropic caller whole", async () => {
+  world.upstreams.openai.setBehavior({ completion: nullyCompletion });
+  const message = await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 50, messages: [{ role: "user", content: "weather?" }] });
+  expect(message.stop_reason).toBe("tool_use");
+  const call = message.content.find((block) => block.type === "tool_use")!;
+  expect(call).toMatchObject({ name: "get_weather", input: { city: "Paris" } });
+  expect(call.type === "tool_use" && call.id.length).toBeGreaterThan(0);
+  expect(message.usage).toMatchObject({ input_tokens: 12, output_tokens: 7 });
+
+  world.upstreams.openai.setBehavior({
+    script: () => new Response(nullyChunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n", { headers: { "content-type": "text/event-stream" } }),
+  });
+  const stream = world.anthropic.messages.stream({ model: MODELS.openai, max_tokens: 50, messages: [{ role: "user", content: "weather?" }] });
+  const streamed = await stream.finalMessage();
+  expect(streamed.content.map((block) => (block.type === "text" ? block.text : block.type))).toEqual(["Sunny."]);
+  expect(streamed.usage).toMatchObject({ input_tokens: 12, output_tokens: 2 });
+});

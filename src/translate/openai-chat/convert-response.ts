@@ -1,6 +1,7 @@
 import * as v from "valibot";
+import { newId } from "../../lib/random-id.ts";
 import type { AnswerPart, ChatResponse, FinishReason, Usage } from "../../canonical/chat.ts";
-import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
+import { believableUsage, nullAsAbsent, TokenCountSchema } from "../../lib/schemas.ts";
 import type { UsageField } from "../relay-native.ts";
 import { mapOpenAiFinishReason, toOpenAiFinishReason } from "./map-finish-reason.ts";
 
@@ -30,15 +31,15 @@ export function reasoningTextOf(fields: { reasoning_content?: unknown; reasoning
 }
 
 const ToolCallSchema = v.looseObject({
-  id: v.optional(v.string()),
-  function: v.optional(v.looseObject({ name: v.optional(v.string()), arguments: v.optional(v.string()) })),
+  id: nullAsAbsent(v.string()),
+  function: nullAsAbsent(v.looseObject({ name: nullAsAbsent(v.string()), arguments: nullAsAbsent(v.string()) })),
 });
 
 /** An upstream chat.completion body; lenient, only the fields used. */
 export const OpenAiChatResponseSchema = v.looseObject({
-  id: v.optional(v.string()),
-  created: v.optional(v.number()),
-  model: v.optional(v.string()),
+  id: nullAsAbsent(v.string()),
+  created: nullAsAbsent(v.number()),
+  model: nullAsAbsent(v.string()),
   choices: v.array(
     v.looseObject({
       message: v.optional(
@@ -110,7 +111,8 @@ function contentOfChoice(choice: OpenAiChoice | undefined, withRefusal: boolean)
   if (reasoning) content.push({ type: "reasoning", text: reasoning });
   if (message?.content) content.push({ type: "text", text: message.content });
   for (const call of message?.tool_calls ?? []) {
-    content.push({ type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
+    // A server that gives no id (or an empty one) gets one made, as the stream does: a caller pairs the result by it.
+    content.push({ type: "tool_call", id: call.id || newId("call"), name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" });
   }
   if (withRefusal && message?.refusal) content.push({ type: "text", text: message.refusal });
   return content;

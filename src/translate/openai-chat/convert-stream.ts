@@ -8,17 +8,17 @@ import { endAtError } from "../end-at-error.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { toOpenAiFinishReason } from "./map-finish-reason.ts";
 import { finishOfOpenAi, OpenAiUsageSchema, REASONING_FIELDS, reasoningTextOf, UNEXPLAINED_REFUSAL, usageFromOpenAi, usageToOpenAi } from "./convert-response.ts";
-import { believableUsage } from "../../lib/schemas.ts";
+import { believableUsage, nullAsAbsent } from "../../lib/schemas.ts";
 import { newId } from "../../lib/random-id.ts";
 
 const ChunkSchema = v.looseObject({
-  id: v.optional(v.string()),
-  model: v.optional(v.string()),
-  created: v.optional(v.number()),
+  id: nullAsAbsent(v.string()),
+  model: nullAsAbsent(v.string()),
+  created: nullAsAbsent(v.number()),
   choices: v.optional(
     v.array(
       v.looseObject({
-        index: v.optional(v.number()),
+        index: nullAsAbsent(v.number()),
         delta: v.optional(
           v.looseObject({
             content: v.optional(v.nullable(v.string())),
@@ -28,7 +28,7 @@ const ChunkSchema = v.looseObject({
               v.nullable(
                 v.array(
                   v.looseObject({
-                    index: v.optional(v.number()),
+                    index: nullAsAbsent(v.number()),
                     id: v.optional(v.nullable(v.string())),
                     function: v.optional(
                       v.looseObject({ name: v.optional(v.nullable(v.string())), arguments: v.optional(v.nullable(v.string())) }),

@@ -9,12 +9,12 @@ import { postJson, postToUpstream } from "../http.ts";
 import { readJsonAs, readText } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
 import { firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
-import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
+import { believableUsage, nullAsAbsent, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 
 // Lenient upstream schemas: only the fields used (STYLE.md habit 3).
 const EmbeddingsSchema = v.object({
-  data: v.array(v.object({ index: v.optional(v.number()), embedding: v.union([v.array(v.number()), v.string()]) })),
+  data: v.array(v.object({ index: nullAsAbsent(v.number()), embedding: v.union([v.array(v.number()), v.string()]) })),
   usage: believableUsage(v.object({ prompt_tokens: v.optional(TokenCountSchema) })),
 });
 const RerankSchema = v.object({
@@ -26,7 +26,7 @@ const RerankSchema = v.object({
   ),
 });
 const ImagesSchema = v.looseObject({
-  data: v.array(v.object({ url: v.optional(v.string()), b64_json: v.optional(v.string()), revised_prompt: v.optional(v.string()) })),
+  data: v.array(v.object({ url: nullAsAbsent(v.string()), b64_json: nullAsAbsent(v.string()), revised_prompt: nullAsAbsent(v.string()) })),
 });
 
 /** A field of a lenient answer, when it is a string. */
