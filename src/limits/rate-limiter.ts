@@ -86,19 +86,9 @@ export class RateLimiter {
   /** Admits a request estimated at `estimatedTokens`, or throws 429 with Retry-After. */
   admit(principal: Principal, limits: Limits, estimatedTokens: number): RateGrant {
     const now = this.now();
-    const ownBuckets = principal.requestsPerMinute !== null || principal.tokensPerMinute !== null;
-    const buckets = this.#bucketsFor(ownBuckets ? `key:${principal.tokenId}` : `user:${principal.userId}`, limits, now);
+    const buckets = this.#bucketsOf(principal, limits, now);
     const tokens = Math.min(estimatedTokens, buckets.tokens?.capacity ?? estimatedTokens);
-    const waitRequests = buckets.requests?.msUntil(1, now) ?? 0;
-    // A request that reserves no tokens (a token count) does not wait for a bucket in debt.
-    const waitTokens = tokens > 0 ? (buckets.tokens?.msUntil(tokens, now) ?? 0) : 0;
-    if (waitRequests > 0 || waitTokens > 0) {
-      const which = waitRequests > 0 ? "requests" : "tokens";
-      throw new GatewayError(429, `Rate limit reached for ${which} per minute; retry after ${duration(Math.max(waitRequests, waitTokens))}`, {
-        "retry-after": String(Math.max(1, Math.ceil(Math.max(waitRequests, waitTokens) / 1000))),
-        ...this.#headers(buckets, now),
-      });
-    }
+    this.#refuseIfWaiting(buckets, tokens, now);
     buckets.requests?.tryTake(1, now);
     buckets.tokens?.tryTake(tokens, now);
     const { admitted } = buckets;
@@ -113,6 +103,36 @@ export class RateLimiter {
         admitted.unsettled -= 1;
       },
     };
+  }
+
+  /**
+   * Throws the 429 `admit` would throw for a request that reserves no tokens, and takes
+   * nothing: for an endpoint whose estimate needs costly work first (an upload to spool and
+   * probe), so a key already at its request limit is refused before that work.
+   */
+  refuseIfExhausted(principal: Principal, limits: Limits): void {
+    const now = this.now();
+    this.#refuseIfWaiting(this.#bucketsOf(principal, limits, now), 0, now);
+  }
+
+  /** A 429 with Retry-After when the buckets cannot give one request and `tokens` now. */
+  #refuseIfWaiting(buckets: Buckets, tokens: number, now: number): void {
+    const waitRequests = buckets.requests?.msUntil(1, now) ?? 0;
+    // A request that reserves no tokens (a token count) does not wait for a bucket in debt.
+    const waitTokens = tokens > 0 ? (buckets.tokens?.msUntil(tokens, now) ?? 0) : 0;
+    if (waitRequests === 0 && waitTokens === 0) return;
+    const which = waitRequests > 0 ? "requests" : "tokens";
+    const wait = Math.max(waitRequests, waitTokens);
+    throw new GatewayError(429, `Rate limit reached for ${which} per minute; retry after ${duration(wait)}`, {
+      "retry-after": String(Math.max(1, Math.ceil(wait / 1000))),
+      ...this.#headers(buckets, now),
+    });
+  }
+
+  /** The key's own buckets when it has its own limits, else its account's. */
+  #bucketsOf(principal: Principal, limits: Limits, now: number): Buckets {
+    const ownBuckets = principal.requestsPerMinute !== null || principal.tokensPerMinute !== null;
+    return this.#bucketsFor(ownBuckets ? `key:${principal.tokenId}` : `user:${principal.userId}`, limits, now);
   }
 
   /**

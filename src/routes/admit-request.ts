@@ -67,6 +67,15 @@ export function admitUnbilledRequest(c: Context<AppEnv>, services: Services, mod
   return grant.headers;
 }
 
+/**
+ * A 429 now, taking nothing, when the key's request limit would refuse the request anyway:
+ * for an endpoint that must read an upload before admitRequest can be called.
+ */
+export function refuseIfRateLimited(c: Context<AppEnv>, services: Services): void {
+  const principal = c.get("principal");
+  services.rateLimiter.refuseIfExhausted(principal, limitsFor(principal, services.settings.current));
+}
+
 /** One request of `tokens` against the key's limits, or a 429. */
 function admitRate(services: Services, principal: Principal, tokens: number): RateGrant {
   return services.rateLimiter.admit(principal, limitsFor(principal, services.settings.current), tokens);

@@ -6,6 +6,7 @@
  * upstream call, and the free plan's 10 requests a minute (spec 8) applies to embeddings.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { adminCreateToken, adminCreateUser, sleep } from "../helpers/common.ts";
 import { expectError } from "../auth/support.ts";
@@ -278,5 +279,23 @@ describe("rate limits", () => {
     const spent = rows.reduce((sum, r) => sum + r.cost_micros, 0);
     const user = await gw.database.db.selectFrom("users").select("balance_micros").where("id", "=", account.id).executeTakeFirstOrThrow();
     expect(user.balance_micros).toBe(START - spent);
+  });
+
+  test("a key at its request limit is refused a transcription before its upload is read and probed: 429, not the 400 a file of no audio would get", async () => {
+    const account = await newAccount(START, "free");
+    for (let i = 0; i < 10; i++) expect((await post(account.key, "/v1/embeddings", { model: "demo-embed", input: `text ${i}` })).status).toBe(200);
+    const callsBefore = upstreamCalls.length;
+    // 8 MiB of no audio format: read and probed, it was a 400 whatever the limit.
+    const notAudio = new Uint8Array(8 << 20).fill(7);
+    const limited = await transcribe(account.key, notAudio, { model: "cnt-transcribe" });
+    expect(await expectError(limited, 429, "rate_limit_error")).toContain("requests per minute");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    // The official SDK reads it as its own rate-limit error, not a broken connection.
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: account.key, maxRetries: 0 });
+    const file = new File([wavOf(2) as Uint8Array<ArrayBuffer>], "speech.wav", { type: "audio/wav" });
+    const thrown = await client.audio.transcriptions.create({ model: "cnt-transcribe", file }).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(upstreamCalls.length).toBe(callsBefore);
   });
 });

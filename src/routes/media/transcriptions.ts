@@ -12,7 +12,7 @@ import { parseOrThrow, numberInRange } from "../../lib/validate.ts";
 import { ModelIdSchema } from "../../lib/schemas.ts";
 import { renderTranscript } from "../../translate/transcription/render-transcript.ts";
 import { receiveMultipartUpload, type ReceivedUpload } from "../../uploads/receive-upload.ts";
-import { admitRequest } from "../admit-request.ts";
+import { admitRequest, refuseIfRateLimited } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
 import { modelResponse } from "../response-headers.ts";
 
@@ -78,6 +78,8 @@ function billedSeconds(result: TranscriptionResult, probe: AudioProbe): number {
 export function transcriptionRoutes(services: Services) {
   const auth = requireApiKey(services, "audio");
   const serve = (task: TranscriptTask) => async (c: Context<AppEnv>) => {
+    // Before the upload is spooled to disk and probed: a key at its limit costs no disk or CPU.
+    refuseIfRateLimited(c, services);
     const upload = await receive(c, services);
     try {
       const fields = parseOrThrow(TranscriptionFieldsSchema, upload.fields);
