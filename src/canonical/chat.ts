@@ -249,6 +249,11 @@ export type StreamPart =
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: Usage }
+  /**
+   * A search the upstream's own web search tool began (Anthropic's server_tool_use block),
+   * billed apiece: counted for a stream that ends before its usage reports the searches.
+   */
+  | { type: "web-search" }
   /** `stopSequence` as in ChatResponse. */
   | { type: "finish"; finishReason: FinishReason; stopSequence?: string }
   /**

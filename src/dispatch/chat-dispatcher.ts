@@ -22,11 +22,13 @@ const ANSWER_WAIT_MS = 1_000;
 
 /**
  * A stream's usage when the upstream reported none: the prompt as the upstream counted it up
- * front, else estimated, and what was streamed at about 4 characters a token. (A broken stream
- * that gave the caller nothing of an answer costs nothing, and does not come here.)
+ * front, else estimated, what was streamed at about 4 characters a token, and the searches it
+ * began. (A broken stream that gave the caller nothing of an answer and ran no search costs
+ * nothing, and does not come here.)
  */
-function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, streamedLength: number): Usage {
-  return { ...(prompt ?? { inputTokens: estimatePromptTokens(request) }), outputTokens: tokensOfLength(streamedLength) };
+function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, streamedLength: number, webSearches = 0): Usage {
+  const usage: Usage = { ...(prompt ?? { inputTokens: estimatePromptTokens(request) }), outputTokens: tokensOfLength(streamedLength) };
+  return webSearches > 0 ? { ...usage, webSearches } : usage;
 }
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
@@ -73,6 +75,8 @@ export class ChatDispatcher {
     let prompt: PromptUsage | undefined;
     // Counted, not kept: the estimate needs only its length, and an upstream may stream for as long as its deadline allows.
     let streamedLength = 0;
+    // Searches the upstream ran, which Anthropic bills whether or not the answer ends.
+    let webSearches = 0;
     let failed = false;
     const parts = tapBatches(served.value.parts, {
       deadline: { signal: served.deadline, client: signal },
@@ -82,6 +86,7 @@ export class ChatDispatcher {
         else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
         else if (part.type === "error") failed = true;
         else if (part.type === "start") prompt = part.prompt;
+        else if (part.type === "web-search") webSearches++;
       },
       onEnd: (end) => {
         served.release();
@@ -89,7 +94,7 @@ export class ChatDispatcher {
         // error event; one cut at the deadline for a client that stopped reading is recorded
         // as the gateway's 502 too, charged for what the upstream produced.
         const broken = failed || end === "failed" || end === "stalled";
-        if (!reported && !(broken && streamedLength === 0)) estimated = unreportedUsage(request, prompt, streamedLength);
+        if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
         return meter.finish({ status: broken ? 502 : end === "cancelled" ? 499 : 200, usage: reported ?? estimated, channelId: served.channel.id });
       },
     });

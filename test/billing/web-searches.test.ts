@@ -111,3 +111,44 @@ test.each([0, 2.5, "5"])("a max_uses of %p is a 400 before any upstream call", a
   expect((await response.json()).error.message).toContain("max_uses");
   expect(upstream.requests).toHaveLength(0);
 });
+
+/** An Anthropic stream that runs `searches` web searches, then writes `text`, and ends without message_delta or message_stop. */
+function streamCutAfterSearches(searches: number, text: string): Response {
+  const events: [string, unknown][] = [
+    ["message_start", { type: "message_start", message: { id: "msg_cut", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null, usage: { input_tokens: 100, output_tokens: 1 } } }],
+  ];
+  for (let i = 0; i < searches; i++) {
+    const id = `srvtoolu_${i}`;
+    events.push(
+      ["content_block_start", { type: "content_block_start", index: 2 * i, content_block: { type: "server_tool_use", id, name: "web_search", input: {} } }],
+      ["content_block_delta", { type: "content_block_delta", index: 2 * i, delta: { type: "input_json_delta", partial_json: `{"query":"news ${i}"}` } }],
+      ["content_block_stop", { type: "content_block_stop", index: 2 * i }],
+      ["content_block_start", { type: "content_block_start", index: 2 * i + 1, content_block: { type: "web_search_tool_result", tool_use_id: id, content: [] } }],
+      ["content_block_stop", { type: "content_block_stop", index: 2 * i + 1 }],
+    );
+  }
+  if (text) {
+    events.push(
+      ["content_block_start", { type: "content_block_start", index: 2 * searches, content_block: { type: "text", text: "" } }],
+      ["content_block_delta", { type: "content_block_delta", index: 2 * searches, delta: { type: "text_delta", text } }],
+    );
+  }
+  const body = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+test.each([
+  [2, "Today the "],
+  [1, ""],
+])("a stream cut before message_delta after %p searches (text %p) is charged them, counted from its server_tool_use blocks", async (searches, text) => {
+  upstream.setBehavior({ script: () => streamCutAfterSearches(searches, text) });
+  const { id, key } = await newAccount(gw, START);
+  const response = await ask(key, { stream: true });
+  await response.text();
+  const [row] = await usageRows(gw, id);
+  // The prompt as message_start counted it, what was streamed (the searches' queries too) estimated, and the searches.
+  expect(row!.status).toBe(502);
+  expect(row!.prompt_tokens).toBe(100);
+  expect(row!.cost_micros).toBe(100 * 3 + row!.completion_tokens * 15 + searches * PER_SEARCH);
+  await expectBooksBalanced(gw);
+});

@@ -74,6 +74,8 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
             toolIndex++;
             toolIndexOfBlock.set(event.index ?? 0, toolIndex);
             controller.enqueue({ type: "tool-call-start", index: toolIndex, id: event.content_block.id ?? "", name: event.content_block.name ?? "" });
+          } else if (event.content_block?.type === "server_tool_use" && event.content_block.name === "web_search") {
+            controller.enqueue({ type: "web-search" });
           } else if (event.content_block?.type === "thinking" && event.content_block.thinking) {
             controller.enqueue({ type: "reasoning-delta", text: event.content_block.thinking });
           } else if (event.content_block?.text) {
