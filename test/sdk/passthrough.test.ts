@@ -301,7 +301,7 @@ describe("an answer of a same-format upstream that reports no usage carries the 
   test("anthropic: the message's usage is the estimate billed", async () => {
     world.upstreams.anthropic.setBehavior({ script: () => Response.json(anthropicPlain) });
     const { text, billed } = await postWithRow("/v1/messages", { model: MODELS.anthropic, max_tokens: 64, messages: HI });
-    expect(JSON.parse(text).usage).toEqual({ input_tokens: billed.input, output_tokens: billed.output });
+    expect(JSON.parse(text).usage).toEqual({ input_tokens: billed.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: billed.output });
   });
 
   test("anthropic stream: a message_delta without usage gets the estimate billed", async () => {
@@ -320,7 +320,7 @@ describe("an answer of a same-format upstream that reports no usage carries the 
     const { text, billed } = await postWithRow("/v1/messages", { model: MODELS.anthropic, max_tokens: 64, messages: HI, stream: true });
     const events = eventData(text);
     expect(events.map((event) => event.type).slice(-2)).toEqual(["message_delta", "message_stop"]);
-    expect(events.at(-2).usage).toEqual({ input_tokens: billed.input, output_tokens: billed.output });
+    expect(events.at(-2).usage).toEqual({ input_tokens: billed.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: billed.output });
   });
 
   test("gemini: the response's usageMetadata is the estimate billed", async () => {

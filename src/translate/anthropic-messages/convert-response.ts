@@ -68,13 +68,20 @@ export function usageFromAnthropic(usage: v.InferOutput<typeof AnthropicUsageSch
   };
 }
 
-/** Canonical usage as Anthropic writes it. */
+/**
+ * Canonical usage as Anthropic writes it: the inverse of usageFromAnthropic, cache reads and
+ * writes counted apart from input_tokens. Both cache counts are always written, 0 when nothing
+ * was cached, as Anthropic sends them: the SDK types them `number | null`, never absent, and
+ * code that adds them to input_tokens got NaN from undefined.
+ */
 export function usageToAnthropic(usage: Usage) {
   const cached = usage.cachedInputTokens ?? 0;
+  const written = (usage.cacheWrite5mTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
   return {
-    input_tokens: usage.inputTokens - cached,
+    input_tokens: usage.inputTokens - cached - written,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: cached,
     output_tokens: usage.outputTokens,
-    ...(cached > 0 ? { cache_read_input_tokens: cached } : {}),
   };
 }
 
