@@ -34,8 +34,9 @@ export class UpstreamError extends Error {
   }
 
   /**
-   * The caller's error. The caller's own mistakes (400, 413, 422) stay theirs; a channel's bad
-   * credentials or any other upstream fault is the gateway's 502, never the caller's 401.
+   * The caller's error. The caller's own mistakes (400, 413, 422) stay theirs; an overloaded
+   * upstream is a 503; a channel's bad credentials or any other upstream fault is the
+   * gateway's 502, never the caller's 401.
    */
   toGatewayError(): GatewayError {
     if (this.failure === "timeout") return new GatewayError(504, `Upstream timed out: ${this.message}`);
@@ -48,6 +49,14 @@ export class UpstreamError extends Error {
     // A request too large for the upstream stays a 413: the SDKs raise their own class for it.
     if (status === 413) return new GatewayError(413, this.message, {}, this.param);
     if (status === 400 || status === 422) return new GatewayError(400, this.message, {}, this.param);
+    // An upstream that says it is overloaded (503; Anthropic's own 529, overloaded_error) is
+    // busy, not broken: a 503, as Gemini answers its own overload (the genai SDK's ApiError
+    // 503 UNAVAILABLE) and the nearest standard status to Anthropic's, with its Retry-After.
+    // A 502 told the caller's retry code that the gateway had failed.
+    if (status === 503 || status === 529) {
+      const retryAfter: Record<string, string> = this.retryAfterSeconds === undefined ? {} : { "retry-after": String(this.retryAfterSeconds) };
+      return new GatewayError(503, `The upstream is overloaded; retry later: ${this.message}`, retryAfter);
+    }
     return new GatewayError(502, `Upstream failed: ${this.message}`);
   }
 }

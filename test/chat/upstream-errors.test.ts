@@ -276,7 +276,7 @@ describe("failover", () => {
     const first = await upstream();
     const second = await upstream();
     first.setBehavior({ status: 500 });
-    second.setBehavior({ status: 503 });
+    second.setBehavior({ status: 502 });
     await channel("first", first.url, model, 10);
     await channel("second", second.url, model, 1);
     const failed = await post({ model, messages: [{ role: "user", content: "hi" }] });
