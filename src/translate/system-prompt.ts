@@ -7,7 +7,7 @@ import type { UpstreamWarnings } from "../upstreams/warnings.ts";
  * the conversation began, which only OpenAI allows, loses its place there, so the warnings
  * name it: by its index, which is the OpenAI caller's own (its messages map one to one).
  */
-export function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWarnings): string | undefined {
+function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWarnings): string | undefined {
   const texts: string[] = [];
   let begun = false;
   for (let i = 0; i < messages.length; i++) {
@@ -20,4 +20,18 @@ export function joinSystemPrompt(messages: readonly ChatMessage[], warnings: Ups
     for (const part of message.parts) if (part.type === "text") texts.push(part.text);
   }
   return texts.length > 0 ? texts.join("\n\n") : undefined;
+}
+
+/**
+ * The system prompt and the turns, for a format that takes one system prompt apart and needs
+ * at least one turn (Anthropic's messages, Gemini's contents). A conversation of system
+ * messages alone, which OpenAI serves (the model answers the instructions), was refused there
+ * for want of a turn: its system text becomes the one user turn instead, and the warnings say so.
+ */
+export function systemAndTurns(messages: readonly ChatMessage[], warnings: UpstreamWarnings): { system: string | undefined; turns: readonly ChatMessage[] } {
+  const system = joinSystemPrompt(messages, warnings);
+  const turns = messages.filter((message) => message.role !== "system");
+  if (turns.length > 0 || system === undefined) return { system, turns };
+  warnings.add("messages", "system messages alone, sent as the one user turn: the upstream needs a turn");
+  return { system: undefined, turns: [{ role: "user", parts: [{ type: "text", text: system }] }] };
 }

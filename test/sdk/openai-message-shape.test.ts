@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type OpenAI from "openai";
-import { MODELS, openAiWeatherTool, startWorld, type World } from "./_support.ts";
+import { MODELS, onlyRequest, openAiWeatherTool, startWorld, type World } from "./_support.ts";
 
 let world: World;
 beforeAll(async () => {
@@ -52,4 +52,34 @@ test("the mock gives each call of a conversation its own id, so results pair wit
   });
   const secondCall = second.choices[0]!.message.tool_calls![0]!;
   expect(secondCall.id).not.toBe(firstCall.id);
+});
+
+describe("a conversation of system messages alone, which OpenAI answers", () => {
+  const instructions = [{ role: "system" as const, content: "Write a haiku about the sea." }];
+
+  test("anthropic channel: its text is the one user turn, no system prompt beside it, and the warning says so", async () => {
+    const { data, response } = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: instructions }).withResponse();
+    expect(data.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.system).toBeUndefined();
+    expect(sent.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Write a haiku about the sea." }] }]);
+    expect(response.headers.get("x-gateway-warnings")).toContain("system messages alone");
+  });
+
+  test("gemini channel, streamed: its text is the one user content", async () => {
+    const stream = await world.openai.chat.completions.create({ model: MODELS.gemini, messages: instructions, stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text.length).toBeGreaterThan(0);
+    const sent = onlyRequest(world, "gemini").body;
+    expect(sent.systemInstruction).toBeUndefined();
+    expect(sent.contents).toEqual([{ role: "user", parts: [{ text: "Write a haiku about the sea." }] }]);
+  });
+
+  test("a system prompt beside a turn stays the system prompt", async () => {
+    await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: [...instructions, { role: "user", content: "Now." }] });
+    const sent = onlyRequest(world, "anthropic").body;
+    expect(sent.system).toBe("Write a haiku about the sea.");
+    expect(sent.messages).toHaveLength(1);
+  });
 });

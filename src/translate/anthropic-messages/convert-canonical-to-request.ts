@@ -1,7 +1,7 @@
 import type { ChatRequest, ContentPart, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
-import { joinSystemPrompt } from "../system-prompt.ts";
+import { systemAndTurns } from "../system-prompt.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
@@ -57,10 +57,9 @@ function toolOf(tool: ToolDefinition): Block {
  * since Anthropic expects user and assistant to alternate.
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
-  const system = joinSystemPrompt(request.messages, warnings);
+  const { system, turns } = systemAndTurns(request.messages, warnings);
   const messages: AnthropicMessage[] = [];
-  for (const message of request.messages) {
-    if (message.role === "system") continue;
+  for (const message of turns) {
     const role = message.role === "assistant" ? "assistant" : "user";
     const blocks = message.parts.map(blockOf).filter((b) => !(b.type === "text" && b.text === ""));
     const previous = messages.at(-1);

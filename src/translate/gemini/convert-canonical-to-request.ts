@@ -1,7 +1,7 @@
 import type { ChatRequest, ContentPart, ReasoningRequest } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
-import { joinSystemPrompt } from "../system-prompt.ts";
+import { systemAndTurns } from "../system-prompt.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 
 /** The most stop sequences Gemini's generationConfig takes. */
@@ -62,10 +62,9 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
         return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content, part.isError === true) } };
     }
   };
-  const system = joinSystemPrompt(request.messages, warnings);
+  const { system, turns } = systemAndTurns(request.messages, warnings);
   const contents: { role: "user" | "model"; parts: Record<string, unknown>[] }[] = [];
-  for (const message of request.messages) {
-    if (message.role === "system") continue;
+  for (const message of turns) {
     const role = message.role === "assistant" ? "model" : "user";
     const parts = message.parts.map(partOf);
     const previous = contents.at(-1);
