@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { StreamPart } from "../canonical/chat.ts";
 import { errorObjectStatus } from "./error-event-status.ts";
+import { jsonOrUndefined } from "../lib/parse-json.ts";
 
 /** An upstream stream event: its JSON as sent, and what the schema read from it. */
 export interface ParsedStreamEvent<T> {
@@ -31,12 +32,8 @@ export function parseStreamEvent<S extends v.GenericSchema>(schema: S, data: str
  * provider's own message, and the status its error object stands for, when it sent one.
  */
 export function unusableEventPart(data: string): Extract<StreamPart, { type: "error" }> {
-  let error: { message?: unknown } | undefined;
-  try {
-    error = (JSON.parse(data) as { error?: { message?: unknown } } | null)?.error;
-  } catch {
-    // not JSON: malformed
-  }
+  // Not JSON, or JSON without an error object: malformed.
+  const error = (jsonOrUndefined(data) as { error?: { message?: unknown } } | null | undefined)?.error;
   const message = error?.message;
   if (typeof message !== "string" || message === "") return { type: "error", message: "upstream sent a malformed stream event" };
   return providerErrorPart(`upstream error: ${message.slice(0, 500)}`, error);

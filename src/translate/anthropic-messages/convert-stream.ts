@@ -8,6 +8,7 @@ import { endAtError } from "../end-at-error.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
 import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, thinkingBlock, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
+import { jsonOrUndefined } from "../../lib/parse-json.ts";
 
 const EventSchema = v.looseObject({
   type: v.string(),
@@ -254,13 +255,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
 function isWholeJson(text: string): boolean {
   let last = text.length - 1;
   while (last >= 0 && " \t\n\r".includes(text[last]!)) last--;
-  if (text[last] !== "}" && text[last] !== "]") return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
+  return (text[last] === "}" || text[last] === "]") && jsonOrUndefined(text) !== undefined;
 }
 
 /** One Anthropic event: named by its type, which its data repeats. */

@@ -3,6 +3,7 @@ import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
+import { jsonObjectOrUndefined } from "../../lib/parse-json.ts";
 
 /** The most stop sequences Gemini's generationConfig takes. */
 const GEMINI_MAX_STOP_SEQUENCES = 5;
@@ -18,13 +19,8 @@ function mediaPartOf(url: string): Record<string, unknown> {
  * call's goes under `error`, the key Gemini reads a function's error from.
  */
 function responseObjectOf(content: string, isError: boolean): unknown {
-  let object: unknown;
-  try {
-    const value = JSON.parse(content);
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) object = value;
-  } catch {
-    // plain text result
-  }
+  // A result that is not a JSON object (plain text) is wrapped.
+  const object = jsonObjectOrUndefined(content);
   if (isError) return { error: object ?? content };
   return object ?? { result: content };
 }

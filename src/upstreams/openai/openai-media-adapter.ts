@@ -11,6 +11,7 @@ import { UpstreamError } from "../upstream-error.ts";
 import { firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
 import { believableUsage, nullAsAbsent, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
+import { jsonOrUndefined } from "../../lib/parse-json.ts";
 
 // Lenient upstream schemas: only the fields used (STYLE.md habit 3).
 const EmbeddingsSchema = v.object({
@@ -51,15 +52,6 @@ function decodeBase64Vector(text: string): number[] {
     return decodeFloat32Base64(text);
   } catch {
     throw new UpstreamError("protocol", "upstream sent an embedding that is neither numbers nor base64");
-  }
-}
-
-/** `text` parsed as JSON, or undefined when it is not JSON. */
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 
