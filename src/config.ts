@@ -25,6 +25,7 @@ const ConfigSchema = v.object({
   GATEWAY_DRAIN_TIMEOUT_MS: integerFromEnv(10_000, 0),
   GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
   GATEWAY_FIRST_BYTE_TIMEOUT_MS: integerFromEnv(300_000, 1),
+  GATEWAY_WHOLE_ANSWER_TIMEOUT_MS: integerFromEnv(600_000, 1),
   GATEWAY_STREAM_IDLE_TIMEOUT_MS: integerFromEnv(300_000, 1),
   GATEWAY_MAX_UPSTREAM_BODY_BYTES: integerFromEnv(64 * 1024 * 1024, 1024),
   GATEWAY_BREAKER_FAILURES: integerFromEnv(3, 1),
@@ -50,8 +51,13 @@ export interface Config {
   drainTimeoutMs: number;
   /** Overall deadline for one upstream call, first byte to last. */
   upstreamTimeoutMs: number;
-  /** From sending a request upstream to its response headers (connecting included). */
+  /** From sending a streamed request upstream to its response headers (connecting included). */
   firstByteTimeoutMs: number;
+  /**
+   * The same wait for a request whose answer is read whole: providers send its headers only
+   * once the whole answer is generated, which takes a reasoning model minutes.
+   */
+  wholeAnswerTimeoutMs: number;
   /** Longest silence allowed between two chunks of an upstream stream. */
   streamIdleTimeoutMs: number;
   /**
@@ -95,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
     firstByteTimeoutMs: e.GATEWAY_FIRST_BYTE_TIMEOUT_MS,
+    wholeAnswerTimeoutMs: e.GATEWAY_WHOLE_ANSWER_TIMEOUT_MS,
     streamIdleTimeoutMs: e.GATEWAY_STREAM_IDLE_TIMEOUT_MS,
     maxUpstreamBodyBytes: e.GATEWAY_MAX_UPSTREAM_BODY_BYTES,
     breakerFailures: e.GATEWAY_BREAKER_FAILURES,

@@ -90,6 +90,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     now: deps.now,
     upstreamTimeoutMs: deps.config.upstreamTimeoutMs,
     firstByteTimeoutMs: deps.config.firstByteTimeoutMs,
+    wholeAnswerTimeoutMs: deps.config.wholeAnswerTimeoutMs,
     streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
     maxUpstreamBodyBytes: deps.config.maxUpstreamBodyBytes,
   };

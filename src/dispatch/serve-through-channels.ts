@@ -23,6 +23,7 @@ export interface UpstreamDeps {
   now: () => number;
   upstreamTimeoutMs: number;
   firstByteTimeoutMs: number;
+  wholeAnswerTimeoutMs: number;
   streamIdleTimeoutMs: number;
   maxUpstreamBodyBytes: number;
 }
@@ -33,7 +34,8 @@ export interface UpstreamDeps {
  * body (a stream). 503 when no channel can. With `readWhole` (an answer read whole, not
  * streamed), a client that leaves once an upstream's 2xx head is in no longer stops the
  * body's read: the upstream has done the work and bills it, so it is read, within the
- * deadline and idle limit, to learn what to charge.
+ * deadline and idle limit, to learn what to charge. Such an answer's headers come only once
+ * it is whole, so its wait for them is the whole-answer limit, not the first-byte one.
  */
 export async function serveThroughChannels<T>(
   deps: UpstreamDeps,
@@ -55,7 +57,7 @@ export async function serveThroughChannels<T>(
       signal: deadline.signal,
       fetch: deps.fetch,
       now: deps.now,
-      firstByteTimeoutMs: deps.firstByteTimeoutMs,
+      firstByteTimeoutMs: readWhole ? deps.wholeAnswerTimeoutMs : deps.firstByteTimeoutMs,
       idleTimeoutMs: deps.streamIdleTimeoutMs,
       maxBodyBytes: deps.maxUpstreamBodyBytes,
       warnings,

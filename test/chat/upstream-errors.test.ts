@@ -477,6 +477,83 @@ describe("streams that end badly", () => {
   );
 });
 
+describe("the wait for an upstream's headers", () => {
+  /**
+   * A gateway whose first-byte limit is 300 ms, with a channel whose upstream sends its
+   * headers after 800 ms (first, by priority) and a prompt one behind it.
+   */
+  async function slowHeadsWorld(env: Record<string, string>) {
+    const slowGw = await startTestGateway({ env: { GATEWAY_FIRST_BYTE_TIMEOUT_MS: "300", ...env } });
+    const slow = await upstream();
+    slow.setBehavior({ delayMs: 800 });
+    const prompt = await upstream();
+    const ids: string[] = [];
+    for (const [name, up, priority] of [["slow-head", slow, 10], ["prompt-head", prompt, 0]] as const) {
+      const created = await slowGw.admin("POST", "/v1/admin/channels", { name, type: "openai", base_url: up.url, api_key: "upstream-secret", models: ["head-model"], priority });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+    }
+    const ask = (stream: boolean) =>
+      slowGw.fetch("/v1/chat/completions", {
+        method: "POST",
+        headers: bearer(slowGw.demoKey),
+        body: JSON.stringify({ model: "head-model", messages: [{ role: "user", content: "hi" }], stream }),
+        signal: AbortSignal.timeout(4_000),
+      });
+    return { slowGw, slowId: ids[0], promptId: ids[1], ask };
+  }
+
+  test(
+    "a stream whose headers do not come within GATEWAY_FIRST_BYTE_TIMEOUT_MS fails over to the next channel",
+    async () => {
+      const { slowGw, promptId, ask } = await slowHeadsWorld({});
+      try {
+        const response = await ask(true);
+        expect(response.status).toBe(200);
+        expect(response.headers.get("x-gateway-channel")).toBe(promptId);
+        expect(response.headers.get("x-gateway-attempts")).toBe("2");
+        expect(await response.text()).toContain("[DONE]");
+      } finally {
+        await slowGw.close();
+      }
+    },
+    6_000,
+  );
+
+  test(
+    "an answer read whole waits for its headers past the first-byte limit, as providers send them only when it is done",
+    async () => {
+      const { slowGw, slowId, ask } = await slowHeadsWorld({});
+      try {
+        const response = await ask(false);
+        expect(response.status).toBe(200);
+        expect(response.headers.get("x-gateway-channel")).toBe(slowId);
+        expect(response.headers.get("x-gateway-attempts")).toBe("1");
+        expect((await response.json()).choices[0].message.content).toBeString();
+      } finally {
+        await slowGw.close();
+      }
+    },
+    6_000,
+  );
+
+  test(
+    "GATEWAY_WHOLE_ANSWER_TIMEOUT_MS bounds that wait, and failing it fails over",
+    async () => {
+      const { slowGw, promptId, ask } = await slowHeadsWorld({ GATEWAY_WHOLE_ANSWER_TIMEOUT_MS: "300" });
+      try {
+        const response = await ask(false);
+        expect(response.status).toBe(200);
+        expect(response.headers.get("x-gateway-channel")).toBe(promptId);
+        expect(response.headers.get("x-gateway-attempts")).toBe("2");
+      } finally {
+        await slowGw.close();
+      }
+    },
+    6_000,
+  );
+});
+
 describe("an upstream that answers with a redirect", () => {
   test("is not followed: the channel's key never reaches the other host; 502, or the next channel", async () => {
     const elsewhere = await startAnthropicUpstream();
