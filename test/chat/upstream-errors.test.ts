@@ -500,7 +500,7 @@ describe("the wait for an upstream's headers", () => {
         body: JSON.stringify({ model: "head-model", messages: [{ role: "user", content: "hi" }], stream }),
         signal: AbortSignal.timeout(4_000),
       });
-    return { slowGw, slowId: ids[0], promptId: ids[1], ask };
+    return { slowGw, slowId: ids[0]!, promptId: ids[1]!, ask };
   }
 
   test(
