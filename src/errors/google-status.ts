@@ -1,4 +1,5 @@
 import { errorBody, type ErrorStatus } from "./gateway-error.ts";
+import { GEMINI_OWN_VERSIONS } from "../lib/gemini-api-versions.ts";
 
 /**
  * Google's canonical status name for each status the gateway answers. Gemini's errors carry
@@ -23,11 +24,13 @@ const GOOGLE_STATUS: Record<ErrorStatus, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
+/** Any path under one of Gemini's own versions (/v1beta/, /v1alpha/). */
+const GEMINI_OWN_PATH = new RegExp(`^/(?:${GEMINI_OWN_VERSIONS.join("|")})/`);
 /** A Gemini action under /v1 (the genai SDK's `apiVersion: "v1"`), as under /v1beta. */
 const GEMINI_V1_ACTION = /^\/v1\/models\/.+:[A-Za-z]+$/;
 
 /** Whether `path` is served in Gemini's format, so its errors are written the way Gemini writes them. */
-export const isGeminiPath = (path: string) => path.startsWith("/v1beta/") || GEMINI_V1_ACTION.test(path);
+export const isGeminiPath = (path: string) => GEMINI_OWN_PATH.test(path) || GEMINI_V1_ACTION.test(path);
 
 /** The error object of a Gemini-format answer: the spec's fields and Google's `status`. */
 export const geminiErrorObject = (status: ErrorStatus, message: string) => ({ ...errorBody(status, message).error, status: GOOGLE_STATUS[status] });

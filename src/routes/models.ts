@@ -9,6 +9,7 @@ import type { Services } from "../services.ts";
 import { idPage } from "./model-pages.ts";
 import { positiveInteger } from "../admin/paging.ts";
 import { refusedUnpriced } from "../billing/hold-funds.ts";
+import { GEMINI_OWN_VERSIONS } from "../lib/gemini-api-versions.ts";
 
 /** The permission a model of each mode needs. */
 const PERMISSION_OF_MODE: Record<ModelMode, Permission> = {
@@ -119,7 +120,7 @@ const speaksGemini = (c: Context<AppEnv>) => c.req.header("x-goog-api-key") !== 
 /**
  * GET /v1/models and /v1/models/{id} (spec 4.4): what the calling key may use, in OpenAI's
  * shape, or Anthropic's for the Anthropic SDK; GET /v1beta/models and /v1beta/models/{id}
- * in Gemini's shape for the genai SDK.
+ * (and the same under /v1alpha) in Gemini's shape for the genai SDK.
  */
 export function modelRoutes(services: Services) {
   const auth = requireApiKey(services);
@@ -130,7 +131,7 @@ export function modelRoutes(services: Services) {
   };
   // Gemini names a model "models/{id}"; the SDK sends either form.
   const findGemini = (c: Context<AppEnv>) => find(c, (c.req.param("model") ?? "").replace(/^models\//, ""));
-  return new Hono<AppEnv>()
+  const routes = new Hono<AppEnv>()
     .get("/v1/models", auth, (c) => {
       const models = usableModels(services, c.get("principal"));
       if (speaksAnthropic(c)) return c.json(anthropicList(c, models));
@@ -141,7 +142,12 @@ export function modelRoutes(services: Services) {
       if (speaksGemini(c)) return c.json(geminiModel(findGemini(c)));
       const model = find(c, c.req.param("model"));
       return c.json(speaksAnthropic(c) ? anthropicModel(model) : openAiModel(model));
-    })
-    .get("/v1beta/models", auth, (c) => c.json(geminiList(c, usableModels(services, c.get("principal")))))
-    .get("/v1beta/models/:model{.+}", auth, (c) => c.json(geminiModel(findGemini(c))));
+    });
+  // Under Gemini's own versions every caller is Gemini's.
+  for (const version of GEMINI_OWN_VERSIONS) {
+    routes
+      .get(`/${version}/models`, auth, (c) => c.json(geminiList(c, usableModels(services, c.get("principal")))))
+      .get(`/${version}/models/:model{.+}`, auth, (c) => c.json(geminiModel(findGemini(c))));
+  }
+  return routes;
 }

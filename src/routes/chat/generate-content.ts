@@ -13,6 +13,7 @@ import { geminiFramingOf, SSE_FRAMING } from "../../translate/gemini/stream-fram
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
 import { serveGeminiEmbeddings } from "../media/gemini-embeddings.ts";
+import { GEMINI_API_VERSIONS } from "../../lib/gemini-api-versions.ts";
 
 /** Gemini's embedding actions, which need the key's embeddings permission instead of chat. */
 const EMBED_ACTION = /.:(embedContent|batchEmbedContents)$/;
@@ -55,6 +56,8 @@ export function generateContentRoutes(services: Services) {
       streamWire: framing.wire,
     });
   };
-  // The genai SDK's `apiVersion: "v1"` calls the same actions under /v1.
-  return new Hono<AppEnv>().post("/v1beta/models/:target{.+}", keyFor, serve).post("/v1/models/:target{.+}", keyFor, serve);
+  // The genai SDK calls the same actions under whichever API version it is told to use.
+  const routes = new Hono<AppEnv>();
+  for (const version of GEMINI_API_VERSIONS) routes.post(`/${version}/models/:target{.+}`, keyFor, serve);
+  return routes;
 }
