@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { integerAtLeast, integerInRange, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, nullAsAbsent, objectOnly } from "../../lib/schemas.ts";
+import { googleBase64ToStandard } from "../../lib/base64.ts";
 
 /**
  * How much the model thinks: a budget of tokens (0 off, -1 the model's choice), or a level
@@ -15,8 +16,25 @@ const ThinkingConfig = objectOnly(
   }),
 );
 
+/**
+ * Bytes as Gemini takes them, base64 in any form Google decodes, made standard and padded; any
+ * other string is refused here, as Google refuses it with 400, before a channel of any kind
+ * is called (an Anthropic or OpenAI upstream would refuse it too, or read it as other bytes).
+ */
+const Base64Bytes = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const standard = googleBase64ToStandard(dataset.value);
+    if (standard !== null) return standard;
+    addIssue({ message: "must be base64 (the standard or URL-safe alphabet, padded or not), not a URL or other text" });
+    return NEVER;
+  }),
+);
+
 export const TextPart = v.looseObject({ text: v.string() });
+/** An inlineData part, to tell a parsed part's kind by (its data is checked once, by the request's schema). */
 export const InlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: v.string() }) });
+const CheckedInlineDataPart = v.looseObject({ inlineData: v.object({ mimeType: v.string(), data: Base64Bytes }) });
 export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: nullAsAbsent(v.string()), fileUri: v.string() }) });
 export const FunctionCallPart = v.looseObject({
   functionCall: v.looseObject({ name: v.string(), args: nullAsAbsent(JsonObjectSchema), id: nullAsAbsent(v.string()) }),
@@ -34,7 +52,7 @@ export const SERVER_WORK_FIELDS = ["executableCode", "codeExecutionResult", "too
 const ServerWorkPart = v.union(SERVER_WORK_FIELDS.map((field) => v.looseObject({ [field]: JsonObjectSchema })));
 
 const Part = v.union(
-  [TextPart, InlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, ServerWorkPart],
+  [TextPart, CheckedInlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, ServerWorkPart],
   `a part needs one of text, inlineData, fileData, functionCall, functionResponse, ${SERVER_WORK_FIELDS.join(", ")}`,
 );
 
