@@ -3,10 +3,10 @@ import type { AppEnv } from "../app-env.ts";
 import type { Principal } from "../auth/key-cache.ts";
 import type { Permission } from "../auth/permissions.ts";
 import { requireApiKey } from "../auth/authenticate.ts";
-import { GatewayError } from "../errors/gateway-error.ts";
+import { badRequest, GatewayError } from "../errors/gateway-error.ts";
 import type { ModelMode } from "../pricing/price.ts";
 import type { Services } from "../services.ts";
-import { idPage } from "./model-pages.ts";
+import { byId, cursorPage } from "./model-pages.ts";
 import { positiveInteger } from "../admin/paging.ts";
 import { refusedUnpriced } from "../billing/hold-funds.ts";
 import { GEMINI_OWN_VERSIONS } from "../lib/gemini-api-versions.ts";
@@ -78,13 +78,13 @@ function anthropicModel(model: UsableModel) {
   };
 }
 
-/** The model record Gemini's models API returns, which @google/genai's models.list and get read. */
 /** The /v1beta/models/{model}:{method} actions served for a model of each mode. */
 const GEMINI_METHODS: Partial<Record<UsableModel["mode"], string[]>> = {
   chat: ["generateContent", "streamGenerateContent", "countTokens"],
   embedding: ["embedContent", "batchEmbedContents"],
 };
 
+/** The model record Gemini's models API returns, which @google/genai's models.list and get read. */
 function geminiModel(model: UsableModel) {
   return {
     name: `models/${model.id}`,
@@ -98,17 +98,42 @@ const ANTHROPIC_PAGE = { fallback: 20, max: 1000 };
 /** Gemini's page sizes for models.list: 50 unless `pageSize` says; a larger one is cut to 1000, not refused, as Gemini does. */
 const GEMINI_PAGE = { fallback: 50, max: 1000 };
 
-/** Anthropic's list: a page by `limit`, `after_id` and `before_id`, which the SDK's auto-paging follows. */
+/** A model's place in Anthropic's order. */
+type Released = Pick<UsableModel, "id" | "created">;
+
+/**
+ * Anthropic's order, "more recently released models listed first": by `created` (what the
+ * gateway knows of a release: when it first offered the model, as `created_at` says), newest
+ * first, then by ID.
+ */
+const newestFirst = (a: Released, b: Released) => b.created - a.created || byId(a, b.id);
+
+/**
+ * A cursor's place in Anthropic's order: the listed model it names. One the list does not
+ * hold (no longer served, or no longer this key's) has no place, unlike an ID in ID order, so
+ * the cursor is refused rather than a page guessed that would skip or repeat models; a model
+ * the key may not use gets the same answer as one that does not exist, as a lookup does.
+ */
+function cursorPlace(c: Context<AppEnv>, models: readonly UsableModel[], param: "after_id" | "before_id"): Released | undefined {
+  const id = c.req.query(param) || undefined;
+  if (id === undefined) return undefined;
+  const model = models.find((m) => m.id === id);
+  if (!model) throw badRequest(`Invalid '${param}': '${id}' is not a model this key may use`, param);
+  return model;
+}
+
+/** Anthropic's list, newest first: a page by `limit`, `after_id` and `before_id`, which the SDK's paging follows either way. */
 function anthropicList(c: Context<AppEnv>, models: readonly UsableModel[]) {
   const limit = positiveInteger("limit", c.req.query("limit"), ANTHROPIC_PAGE.fallback, ANTHROPIC_PAGE.max);
-  const { items, hasMore } = idPage(models, { limit, afterId: c.req.query("after_id") || undefined, beforeId: c.req.query("before_id") || undefined });
+  const cursor = { limit, after: cursorPlace(c, models, "after_id"), before: cursorPlace(c, models, "before_id") };
+  const { items, hasMore } = cursorPage([...models].sort(newestFirst), cursor, newestFirst);
   return { data: items.map(anthropicModel), has_more: hasMore, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null };
 }
 
 /** Gemini's list: a page by `pageSize`, the next one named by `nextPageToken` (the last model's ID), which the genai pager sends back as `pageToken`. */
 function geminiList(c: Context<AppEnv>, models: readonly UsableModel[]) {
   const limit = Math.min(positiveInteger("pageSize", c.req.query("pageSize"), GEMINI_PAGE.fallback, Number.MAX_SAFE_INTEGER), GEMINI_PAGE.max);
-  const { items, hasMore } = idPage(models, { limit, afterId: c.req.query("pageToken") || undefined });
+  const { items, hasMore } = cursorPage(models, { limit, after: c.req.query("pageToken") || undefined }, byId);
   return { models: items.map(geminiModel), ...(hasMore ? { nextPageToken: items.at(-1)!.id } : {}) };
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { ApiError } from "@google/genai";
-import { MODELS, startWorld, type World } from "./_support.ts";
+import { anthropicClient, createUserKey, MODELS, startWorld, type World } from "./_support.ts";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 
 /**
@@ -64,6 +64,88 @@ test("anthropic models.list pages by limit, after_id and before_id; the SDK's au
   const refused = await world.anthropic.models.list({ limit: 0 }).catch((error) => error);
   expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
   expect(refused.message).toContain("limit");
+});
+
+describe("anthropic models.list order: more recently released first, as Anthropic lists", () => {
+  let gw: TestGateway;
+  let client: Anthropic;
+  const BOOT = Date.parse("2026-01-01T00:00:00Z");
+  let clock = BOOT;
+  /** Channels offered at three later times; the two of one channel tie on time and go by ID. */
+  const NEWEST = ["order-new", "order-mid", "order-old-a", "order-old-b"];
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ now: () => clock });
+    for (const [at, models] of [[1, ["order-old-b", "order-old-a"]], [2, ["order-mid"]], [3, ["order-new"]]] as const) {
+      clock = BOOT + at * 86_400_000;
+      const created = await gw.admin("POST", "/v1/admin/channels", { name: `order ${at}`, type: "mock", models });
+      expect(created.status).toBe(201);
+    }
+    client = anthropicClient(gw, gw.demoKey);
+  });
+  afterAll(() => gw.close());
+
+  const everything = async () => {
+    const models: Anthropic.ModelInfo[] = [];
+    for await (const model of client.models.list({ limit: 1000 })) models.push(model);
+    return models;
+  };
+
+  test("by the time the gateway first offered each model (its created_at), newest first, then by ID", async () => {
+    const models = await everything();
+    expect(models.slice(0, 4).map((m) => m.id)).toEqual(NEWEST);
+    expect(models[0]!.created_at).toBe(new Date(BOOT + 3 * 86_400_000).toISOString());
+    // The models offered at boot, all of one time, follow in ID order.
+    const booted = models.slice(4);
+    expect(booted.length).toBeGreaterThan(1);
+    expect(booted.every((m) => Date.parse(m.created_at) === BOOT)).toBe(true);
+    expect(booted.map((m) => m.id)).toEqual(booted.map((m) => m.id).sort());
+  });
+
+  test("first_id, last_id and has_more describe each page, and after_id pages forward in that order", async () => {
+    const ids = (await everything()).map((m) => m.id);
+    const first = await client.models.list({ limit: 2 });
+    expect(first.data.map((m) => m.id)).toEqual(ids.slice(0, 2));
+    expect({ first_id: first.first_id, last_id: first.last_id, has_more: first.has_more }).toEqual({ first_id: ids[0]!, last_id: ids[1]!, has_more: true });
+    const next = await client.models.list({ limit: 2, after_id: first.last_id! });
+    expect(next.data.map((m) => m.id)).toEqual(ids.slice(2, 4));
+    const paged: string[] = [];
+    for await (const model of client.models.list({ limit: 2 })) paged.push(model.id);
+    expect(paged).toEqual(ids);
+    const end = await client.models.list({ limit: 2, after_id: ids.at(-2)! });
+    expect({ data: end.data.map((m) => m.id), has_more: end.has_more }).toEqual({ data: ids.slice(-1), has_more: false });
+  });
+
+  test("before_id pages backward: the SDK follows first_id back to the newest model", async () => {
+    const ids = (await everything()).map((m) => m.id);
+    const back = await client.models.list({ limit: 2, before_id: "order-old-b" });
+    expect(back.data.map((m) => m.id)).toEqual(["order-mid", "order-old-a"]);
+    expect(back.has_more).toBe(true);
+    const pages: string[][] = [];
+    for await (const page of (await client.models.list({ limit: 2, before_id: ids.at(-1)! })).iterPages()) pages.push(page.data.map((m) => m.id));
+    // Each page in list order, the pages from the last back to the first.
+    expect(pages.reverse().flat()).toEqual(ids.slice(0, -1));
+    const top = await client.models.list({ limit: 2, before_id: ids[1]! });
+    expect({ data: top.data.map((m) => m.id), has_more: top.has_more }).toEqual({ data: ids.slice(0, 1), has_more: false });
+  });
+
+  test("a cursor naming a model this key may not list is a 400, whether or not it exists", async () => {
+    const limited = await createUserKey(gw, { plan: "enterprise", balance: 10 }, { models: ["order-new", "order-old-a"] });
+    const page = await anthropicClient(gw, limited.key).models.list({ after_id: "order-new" });
+    expect(page.data.map((m) => m.id)).toEqual(["order-old-a"]);
+    for (const [param, id] of [["after_id", "order-mid"], ["before_id", "no-such-model"]] as const) {
+      const refused = await anthropicClient(gw, limited.key).models.list({ [param]: id }).catch((error) => error);
+      expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(refused.error.error.message).toBe(`Invalid '${param}': '${id}' is not a model this key may use`);
+    }
+  });
+
+  test("the OpenAI and Gemini lists keep their ID order", async () => {
+    const openai = (await (await gw.fetch("/v1/models", { headers: bearer(gw.demoKey) })).json()).data.map((m: any) => m.id);
+    expect(openai).toEqual([...openai].sort());
+    const gemini = (await (await gw.fetch("/v1beta/models?pageSize=1000", { headers: bearer(gw.demoKey) })).json()).models.map((m: any) => m.name);
+    expect(gemini).toEqual([...gemini].sort());
+  });
 });
 
 test("anthropic models.retrieve: one record, and NotFoundError for a model the key cannot use", async () => {
