@@ -26,6 +26,18 @@ export function limitsFor(principal: Principal, settings: Settings): Limits {
   };
 }
 
+/**
+ * Whether a response also names its rate-limit state as Anthropic's API does
+ * (anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}), for a caller of the
+ * messages format. Beside OpenAI's x-ratelimit-* names, not in place of them: those are the
+ * gateway's own, sent to every caller of every format, so code that reads them works
+ * whatever format it speaks, and a client ignores names it does not know. The gateway's one
+ * token bucket counts input and output together, as Anthropic's tokens-* trio does; Anthropic's
+ * input-tokens-* and output-tokens-* trios are not sent, since no such separate limit exists
+ * here and a client would read each as a budget of its own.
+ */
+export type AnthropicNames = boolean;
+
 /** A duration in OpenAI's header style: "6s", "1m0s", "120ms". */
 function duration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
@@ -53,6 +65,11 @@ export interface BucketLevels extends Limits {
 
 /** What the exchange writes of a bucket: what it admitted since the last take, and its levels now. */
 export type PublishedBucket = BucketUsage & Omit<BucketLevels, "at">;
+
+/** A time as Anthropic's reset headers give it, RFC 3339 in whole seconds of UTC, rounded up so it is never early. */
+function rfc3339(ms: number): string {
+  return new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
 
 /** Whether `level`, held at `at` by a bucket of `capacity`, is still below it at `now` once refilled. */
 function belowCapacity(level: number | null, capacity: number, at: number, now: number): boolean {
@@ -83,12 +100,12 @@ export class RateLimiter {
 
   constructor(private readonly now: () => number) {}
 
-  /** Admits a request estimated at `estimatedTokens`, or throws 429 with Retry-After. */
-  admit(principal: Principal, limits: Limits, estimatedTokens: number): RateGrant {
+  /** Admits a request estimated at `estimatedTokens`, or throws 429 with Retry-After; both with the rate-limit headers. */
+  admit(principal: Principal, limits: Limits, estimatedTokens: number, anthropicNames: AnthropicNames = false): RateGrant {
     const now = this.now();
     const buckets = this.#bucketsOf(principal, limits, now);
     const tokens = Math.min(estimatedTokens, buckets.tokens?.capacity ?? estimatedTokens);
-    this.#refuseIfWaiting(buckets, tokens, now);
+    this.#refuseIfWaiting(buckets, tokens, now, anthropicNames);
     buckets.requests?.tryTake(1, now);
     buckets.tokens?.tryTake(tokens, now);
     const { admitted } = buckets;
@@ -96,7 +113,7 @@ export class RateLimiter {
     admitted.tokens += tokens;
     admitted.unsettled += 1;
     return {
-      headers: this.#headers(buckets, now),
+      headers: this.#headers(buckets, now, anthropicNames),
       settle: (actual) => {
         buckets.tokens?.adjust(tokens - actual, this.now());
         admitted.tokens += actual - tokens;
@@ -112,11 +129,11 @@ export class RateLimiter {
    */
   refuseIfExhausted(principal: Principal, limits: Limits): void {
     const now = this.now();
-    this.#refuseIfWaiting(this.#bucketsOf(principal, limits, now), 0, now);
+    this.#refuseIfWaiting(this.#bucketsOf(principal, limits, now), 0, now, false);
   }
 
   /** A 429 with Retry-After when the buckets cannot give one request and `tokens` now. */
-  #refuseIfWaiting(buckets: Buckets, tokens: number, now: number): void {
+  #refuseIfWaiting(buckets: Buckets, tokens: number, now: number, anthropicNames: AnthropicNames): void {
     const waitRequests = buckets.requests?.msUntil(1, now) ?? 0;
     // A request that reserves no tokens (a token count) does not wait for a bucket in debt.
     const waitTokens = tokens > 0 ? (buckets.tokens?.msUntil(tokens, now) ?? 0) : 0;
@@ -125,7 +142,7 @@ export class RateLimiter {
     const wait = Math.max(waitRequests, waitTokens);
     throw new GatewayError(429, `Rate limit reached for ${which} per minute; retry after ${duration(wait)}`, {
       "retry-after": String(Math.max(1, Math.ceil(wait / 1000))),
-      ...this.#headers(buckets, now),
+      ...this.#headers(buckets, now, anthropicNames),
     });
   }
 
@@ -244,13 +261,20 @@ export class RateLimiter {
     return fresh;
   }
 
-  #headers(buckets: Buckets, now: number): Record<string, string> {
+  #headers(buckets: Buckets, now: number, anthropicNames: AnthropicNames): Record<string, string> {
     const headers: Record<string, string> = {};
     for (const [name, bucket] of [["requests", buckets.requests], ["tokens", buckets.tokens]] as const) {
       if (!bucket) continue;
-      headers[`x-ratelimit-limit-${name}`] = String(bucket.capacity);
-      headers[`x-ratelimit-remaining-${name}`] = String(Math.max(0, Math.floor(bucket.level(now))));
-      headers[`x-ratelimit-reset-${name}`] = duration(bucket.msUntilFull(now));
+      const limit = String(bucket.capacity);
+      const remaining = String(Math.max(0, Math.floor(bucket.level(now))));
+      const untilFull = bucket.msUntilFull(now);
+      headers[`x-ratelimit-limit-${name}`] = limit;
+      headers[`x-ratelimit-remaining-${name}`] = remaining;
+      headers[`x-ratelimit-reset-${name}`] = duration(untilFull);
+      if (!anthropicNames) continue;
+      headers[`anthropic-ratelimit-${name}-limit`] = limit;
+      headers[`anthropic-ratelimit-${name}-remaining`] = remaining;
+      headers[`anthropic-ratelimit-${name}-reset`] = rfc3339(now + untilFull);
     }
     return headers;
   }

@@ -4,7 +4,7 @@ import type { Services } from "../services.ts";
 import type { ModelMode } from "../pricing/price.ts";
 import { computeHold, type BillableUsage } from "../billing/compute-cost.ts";
 import { holdFunds, priceOrRefuse } from "../billing/hold-funds.ts";
-import { limitsFor, type RateGrant } from "../limits/rate-limiter.ts";
+import { limitsFor, type AnthropicNames, type RateGrant } from "../limits/rate-limiter.ts";
 import type { Principal } from "../auth/key-cache.ts";
 import { RequestMeter } from "../usage/request-meter.ts";
 import { assertModelUsable } from "./resolve-model.ts";
@@ -15,6 +15,8 @@ export interface RequestAdmission {
   mode: ModelMode;
   stream: boolean;
   maxUsage: BillableUsage;
+  /** Whether the rate-limit headers also go by Anthropic's names (a messages-format caller). */
+  anthropicNames?: AnthropicNames;
 }
 
 /** An admitted request: its meter (usage row and settlement) and its rate-limit headers. */
@@ -33,7 +35,7 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
   assertModelUsable(services, principal, admission.model, admission.mode);
   const price = priceOrRefuse(services, admission.model);
   const { maxUsage } = admission;
-  const grant = admitRate(services, principal, maxUsage.inputTokens + maxUsage.outputTokens);
+  const grant = admitRate(services, principal, maxUsage.inputTokens + maxUsage.outputTokens, admission.anthropicNames);
   const meter = new RequestMeter(
     services.usage,
     {
@@ -58,10 +60,10 @@ export async function admitRequest(c: Context<AppEnv>, services: Services, admis
  * key and serves chat (404/400), and the key's rate limits admit one more request (429). It
  * reserves no tokens, needs no price and holds no funds. Returns the rate-limit headers.
  */
-export function admitUnbilledRequest(c: Context<AppEnv>, services: Services, model: string): Record<string, string> {
+export function admitUnbilledRequest(c: Context<AppEnv>, services: Services, model: string, anthropicNames: AnthropicNames = false): Record<string, string> {
   const principal = c.get("principal");
   assertModelUsable(services, principal, model, "chat");
-  const grant = admitRate(services, principal, 0);
+  const grant = admitRate(services, principal, 0, anthropicNames);
   // Nothing reserved, nothing to settle later: settled now, so the bucket can be let go.
   grant.settle(0);
   return grant.headers;
@@ -77,6 +79,6 @@ export function refuseIfRateLimited(c: Context<AppEnv>, services: Services): voi
 }
 
 /** One request of `tokens` against the key's limits, or a 429. */
-function admitRate(services: Services, principal: Principal, tokens: number): RateGrant {
-  return services.rateLimiter.admit(principal, limitsFor(principal, services.settings.current), tokens);
+function admitRate(services: Services, principal: Principal, tokens: number, anthropicNames: AnthropicNames = false): RateGrant {
+  return services.rateLimiter.admit(principal, limitsFor(principal, services.settings.current), tokens, anthropicNames);
 }

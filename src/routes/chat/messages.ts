@@ -32,10 +32,13 @@ export function messagesRoutes(services: Services) {
         relayStream: relayAnthropicEvents,
         modelField: "model",
         usageField: ANTHROPIC_USAGE_FIELD,
+        anthropicNames: true,
       });
     })
     .post("/v1/messages/count_tokens", requireApiKey(services, "chat"), async (c) => {
       const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
-      return serveTokenCount(c, services, withCallerBeta(c, convertAnthropicPromptToCanonical(body)), (inputTokens) => ({ input_tokens: inputTokens }));
+      return serveTokenCount(c, services, withCallerBeta(c, convertAnthropicPromptToCanonical(body)), (inputTokens) => ({ input_tokens: inputTokens }), {
+        anthropicNames: true,
+      });
     });
 }

@@ -5,6 +5,7 @@ import type { Services } from "../../services.ts";
 import { modelJsonResponse, modelResponse, SSE_HEADERS } from "../response-headers.ts";
 import { estimateMaxUsage } from "../../billing/estimate-hold.ts";
 import { admitRequest } from "../admit-request.ts";
+import type { AnthropicNames } from "../../limits/rate-limiter.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { renderBatches, type StreamWire } from "../../streams/render-batches.ts";
 import { withBilledUsage, withCallerModel, type UsageField } from "../../translate/relay-native.ts";
@@ -41,6 +42,8 @@ export interface ChatFormat {
   usageField: UsageField;
   /** The stream's content type and keep-alive when it is not written as SSE (a Gemini caller's JSON array). */
   streamWire?: StreamWire;
+  /** Whether the rate-limit headers also go by Anthropic's names, for a messages-format caller. */
+  anthropicNames?: AnthropicNames;
 }
 
 /**
@@ -58,6 +61,7 @@ export async function serveChat(
     mode: "chat",
     stream: request.stream,
     maxUsage: estimateMaxUsage(request),
+    anthropicNames: format.anthropicNames,
   });
   const requestId = c.get("requestId");
   const signal = c.req.raw.signal;
