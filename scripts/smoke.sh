@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Smoke test of the gateway on its three runtimes:
+# Smoke test of the gateway on its three runtimes, after a type check:
+#   0. tsc --noEmit over src, test and scripts (Bun runs TypeScript unchecked, so a type
+#      error would otherwise land unseen);
 #   1. the compiled executable (npm run build), run ALONE from an empty temp folder
 #      with an empty environment;
 #   2. Deno from the repo (node_modules/.bin/deno run -A src/runtime/deno.ts);
@@ -331,10 +333,20 @@ smoke_node() {
   smoke_running "$name" "$pid" "$port" "$dir" "$t0" 0
 }
 
+smoke_types() {
+  local out
+  if out="$(npx --no-install tsc --noEmit -p . 2>&1)"; then
+    pass "typecheck"
+  else
+    fail "typecheck" "$(grep -m3 'error TS' <<<"$out" | tr '\n' ' ' | cut -c1-300)"
+  fi
+}
+
 for tool in node npm curl; do
   command -v "$tool" >/dev/null 2>&1 || { echo "SMOKE FAIL prerequisites: $tool not on PATH"; exit 1; }
 done
 
+smoke_types
 smoke_binary
 smoke_deno
 smoke_node
