@@ -10,6 +10,7 @@ import { ChannelRegistry } from "./channels/channel-registry.ts";
 import { PriceStore } from "./pricing/price-store.ts";
 import { SettingsStore } from "./settings/settings-store.ts";
 import { ChangeFeed } from "./state/change-feed.ts";
+import { applyChanges } from "./state/apply-changes.ts";
 import { UsageWriter } from "./usage/usage-writer.ts";
 import { ChatDispatcher } from "./dispatch/chat-dispatcher.ts";
 import { MediaDispatcher } from "./dispatch/media-dispatcher.ts";
@@ -111,6 +112,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
     changes: new ChangeFeed(deps.db, {
       reload,
+      changed: (changes) => applyChanges({ keys, channels, prices, settings, reloadAll: reload }, changes),
       instancesChanged: async () => {
         await instance.countPeers();
         rateExchange.publishAllNext();

@@ -29,7 +29,7 @@ const MAX_NEGATIVE_ENTRIES = 10_000;
 export class KeyCache {
   #known = new Map<string, Principal>();
   #unknown = new Set<string>();
-  /** Bumped by clear(): a load that started before it must not repopulate stale data. */
+  /** Bumped by clear() and forget(): a load that started before it must not repopulate stale data. */
   #generation = 0;
 
   constructor(private readonly db: Kysely<Database>) {}
@@ -56,6 +56,17 @@ export class KeyCache {
   clear(): void {
     this.#known.clear();
     this.#unknown.clear();
+    this.#generation++;
+  }
+
+  /** Forgets the keys of these tokens, or of every token of these users: what an admin change to them names. */
+  forget(ids: { tokens?: readonly string[]; users?: readonly string[] }): void {
+    const tokens = new Set(ids.tokens);
+    const users = new Set(ids.users);
+    for (const [hash, principal] of this.#known) {
+      if (tokens.has(principal.tokenId) || users.has(principal.userId)) this.#known.delete(hash);
+    }
+    // A load already under way may have read the row as it was before the change.
     this.#generation++;
   }
 

@@ -2,10 +2,39 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { channelFromRow, servedModels, type Channel } from "./channel.ts";
 
+/** The listing's order: oldest first, as created. */
+function byCreation(a: Channel, b: Channel): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** A model's candidates: highest priority first, then oldest first. */
+function byPriority(a: Channel, b: Channel): number {
+  return b.priority - a.priority || byCreation(a, b);
+}
+
+/**
+ * `byModel` with these channels, unless disabled, added to the lists of the models they
+ * serve. Each list they join is replaced by a new sorted array, never changed in place: a
+ * request may still be going through the old one.
+ */
+function withChannels(byModel: Map<string, readonly Channel[]>, channels: readonly Channel[]): Map<string, readonly Channel[]> {
+  const grown = new Map<string, Channel[]>();
+  for (const channel of channels) {
+    if (channel.status === "disabled") continue;
+    for (const model of servedModels(channel)) {
+      let list = grown.get(model);
+      if (!list) grown.set(model, (list = [...(byModel.get(model) ?? [])]));
+      list.push(channel);
+    }
+  }
+  for (const [model, list] of grown) byModel.set(model, list.sort(byPriority));
+  return byModel;
+}
+
 /** Channels in memory, indexed by the model IDs they serve; reloaded on every change. */
 export class ChannelRegistry {
-  #all: Channel[] = [];
-  #byModel = new Map<string, Channel[]>();
+  #all: readonly Channel[] = [];
+  #byModel = new Map<string, readonly Channel[]>();
   /** Each channel's `updated_at` at the last load. */
   #revisions = new Map<string, number>();
 
@@ -17,22 +46,38 @@ export class ChannelRegistry {
 
   /** Reads every channel from the database and rebuilds the model index. */
   async load(): Promise<void> {
-    const rows = await this.db.selectFrom("channels").selectAll().orderBy("created_at").execute();
+    const rows = await this.db.selectFrom("channels").selectAll().execute();
     const revisions = new Map(rows.map((row) => [row.id, row.updated_at]));
     for (const [id, updatedAt] of this.#revisions) if (revisions.get(id) !== updatedAt) this.onEdited(id);
     this.#revisions = revisions;
-    this.#all = rows.map(channelFromRow);
-    const byModel = new Map<string, Channel[]>();
-    for (const channel of this.#all) {
-      if (channel.status === "disabled") continue;
-      for (const model of servedModels(channel)) {
-        const list = byModel.get(model) ?? [];
-        list.push(channel);
-        byModel.set(model, list);
-      }
+    this.#all = rows.map(channelFromRow).sort(byCreation);
+    this.#byModel = withChannels(new Map(), this.#all);
+  }
+
+  /**
+   * Reads the channels with these IDs again (one removed is dropped): what admin changes
+   * name. Only the model lists they were or are in are rebuilt, so a change costs the rows it
+   * touched, not the table (a full load took 15 ms with 5,000 channels).
+   */
+  async reload(ids: readonly string[]): Promise<void> {
+    const rows = await this.db.selectFrom("channels").selectAll().where("id", "in", ids).execute();
+    for (const id of ids) {
+      const updatedAt = rows.find((row) => row.id === id)?.updated_at;
+      if (this.#revisions.has(id) && this.#revisions.get(id) !== updatedAt) this.onEdited(id);
+      if (updatedAt === undefined) this.#revisions.delete(id);
+      else this.#revisions.set(id, updatedAt);
     }
-    for (const list of byModel.values()) list.sort((a, b) => b.priority - a.priority);
-    this.#byModel = byModel;
+    const named = new Set(ids);
+    const fresh = rows.map(channelFromRow);
+    const byModel = new Map(this.#byModel);
+    for (const model of new Set(this.#all.filter((channel) => named.has(channel.id)).flatMap(servedModels))) {
+      // A disabled channel is in no list.
+      const kept = byModel.get(model)?.filter((channel) => !named.has(channel.id)) ?? [];
+      if (kept.length > 0) byModel.set(model, kept);
+      else byModel.delete(model);
+    }
+    this.#byModel = withChannels(byModel, fresh);
+    this.#all = [...this.#all.filter((channel) => !named.has(channel.id)), ...fresh].sort(byCreation);
   }
 
   /** Every channel, disabled ones included. */

@@ -18,6 +18,15 @@ export interface Database {
   instances: InstancesTable;
   balance_leases: BalanceLeasesTable;
   rate_usage: RateUsageTable;
+  admin_changes: AdminChangesTable;
+}
+
+/** What one admin write changed, under the change counter's value after it. */
+export interface AdminChangesTable {
+  seq: number;
+  kind: string;
+  /** The channel, token, user or model ID; '' for settings and for a change of everything. */
+  subject: string;
 }
 
 export interface HoldsTable {

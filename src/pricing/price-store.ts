@@ -18,6 +18,19 @@ export class PriceStore {
     this.#byModel = byModel;
   }
 
+  /** Reads these models' stored prices again (one removed falls back to the shipped price, if any). */
+  async reload(models: readonly string[]): Promise<void> {
+    const rows = await this.db.selectFrom("prices").selectAll().where("model", "in", models).execute();
+    const byModel = new Map(this.#byModel);
+    for (const model of models) {
+      const shipped = DEFAULT_PRICES.find((p) => p.model === model);
+      if (shipped) byModel.set(model, shipped);
+      else byModel.delete(model);
+    }
+    for (const row of rows) byModel.set(row.model, priceFromRow(row));
+    this.#byModel = byModel;
+  }
+
   /** The price of a model, if it has one. */
   get(model: string): Price | undefined {
     return this.#byModel.get(model);

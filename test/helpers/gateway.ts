@@ -1,3 +1,4 @@
+import type { KyselyPlugin } from "kysely";
 import { createTempUpload } from "../../src/runtime/node-temp-upload.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,6 +47,8 @@ export interface TestGatewayOptions {
   /** Keep the shipped default of refusing models without a price (tests of pricing itself). */
   strictPricing?: boolean;
   identity?: ProcessIdentity;
+  /** Kysely plugins on the services' database (a QueryLog), not on `database.db`. */
+  plugins?: KyselyPlugin[];
 }
 
 let nextFakePid = 1_000_000;
@@ -69,12 +72,13 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   // Gateways in one test process must not take each other for a predecessor with the same pid.
   const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
   // Served by Bun.serve below, so a failed body is errored as the Bun runtime's host does it.
-  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
+  const db = (options.plugins ?? []).reduce((plugged, plugin) => plugged.withPlugin(plugin), database.db);
+  const services = await createServices({ db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
   // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
-  await services.changes.commit((trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());
+  await services.changes.commit({ kind: "all" }, (trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());
   // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
   if (!options.strictPricing && !services.settings.current.allow_unpriced_models) {
-    await services.changes.commit((trx) => services.settings.update(trx, (stored) => ({ ...stored, allow_unpriced_models: true })));
+    await services.changes.commit({ kind: "settings" }, (trx) => services.settings.update(trx, (stored) => ({ ...stored, allow_unpriced_models: true })));
   }
   const app = createApp(services);
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch, idleTimeout: 0 });

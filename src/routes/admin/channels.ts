@@ -69,7 +69,7 @@ export function adminChannelRoutes(services: Services) {
         created_at: now,
         updated_at: now,
       };
-      await services.changes.commit((trx) => trx.insertInto("channels").values(row).execute());
+      await services.changes.commit({ kind: "channel", subject: row.id }, (trx) => trx.insertInto("channels").values(row).execute());
       return c.json(channelView(channelFromRow(row)), 201);
     })
     .patch("/channels/:id", async (c) => {
@@ -87,12 +87,12 @@ export function adminChannelRoutes(services: Services) {
       if (body.priority !== undefined) changes.priority = body.priority;
       if (body.weight !== undefined) changes.weight = body.weight;
       if (body.status !== undefined) changes.status = body.status;
-      const row = await services.changes.commit((trx) => trx.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow());
+      const row = await services.changes.commit({ kind: "channel", subject: existing.id }, (trx) => trx.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow());
       return c.json(view(channelFromRow(row)));
     })
     .delete("/channels/:id", async (c) => {
       const existing = await findChannel(c.req.param("id"));
-      await services.changes.commit((trx) => trx.deleteFrom("channels").where("id", "=", existing.id).execute());
+      await services.changes.commit({ kind: "channel", subject: existing.id }, (trx) => trx.deleteFrom("channels").where("id", "=", existing.id).execute());
       return c.json({ ...channelView(channelFromRow(existing)), deleted: true });
     });
 }

@@ -42,7 +42,7 @@ export function adminPriceRoutes(services: Services) {
       };
       const price = { model: body.model, mode: body.mode, imagePrices: body.image_prices ?? null } as Price;
       for (const [name, field] of PRICE_FIELDS) price[field] = (body[name] as number | null | undefined) ?? null;
-      await services.changes.commit((trx) => services.prices.set(trx, price, services.now()));
+      await services.changes.commit({ kind: "price", subject: price.model }, (trx) => services.prices.set(trx, price, services.now()));
       return c.json(priceView(price));
     });
 }

@@ -10,7 +10,7 @@ export function adminSettingsRoutes(services: Services) {
     .get("/settings", (c) => c.json(settingsView(services.settings.current)))
     .patch("/settings", async (c) => {
       const patch = parseOrThrow(SettingsPatchSchema, await readJsonBody(c.req.raw));
-      await services.changes.commit((trx) => services.settings.update(trx, (stored) => applySettingsPatch(stored, patch)));
+      await services.changes.commit({ kind: "settings" }, (trx) => services.settings.update(trx, (stored) => applySettingsPatch(stored, patch)));
       return c.json(settingsView(services.settings.current));
     });
 }

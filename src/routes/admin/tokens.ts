@@ -79,7 +79,7 @@ export function adminTokenRoutes(services: Services) {
       const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();
       if (!user) throw notFound(`No user with id '${body.user_id}'`);
       if (body.expires_at != null && body.expires_at <= services.now()) throw badRequest("Invalid 'expires_at': must be in the future");
-      const { row, key } = await services.changes.commit((trx) => createToken(trx, {
+      const { row, key } = await services.changes.commit((created: { row: TokenRow }) => ({ kind: "token", subject: created.row.id }), (trx) => createToken(trx, {
         userId: body.user_id,
         name: body.name,
         role: body.role,
@@ -104,7 +104,7 @@ export function adminTokenRoutes(services: Services) {
       if (body.models !== undefined) changes.models_json = body.models === null ? null : JSON.stringify(body.models);
       if (body.requests_per_minute !== undefined) changes.requests_per_minute = body.requests_per_minute;
       if (body.tokens_per_minute !== undefined) changes.tokens_per_minute = body.tokens_per_minute;
-      const row = await services.changes.commit((trx) =>
+      const row = await services.changes.commit({ kind: "token", subject: existing.id }, (trx) =>
         Object.keys(changes).length === 0
           ? Promise.resolve(existing)
           : trx.updateTable("tokens").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
@@ -113,7 +113,7 @@ export function adminTokenRoutes(services: Services) {
     })
     .delete("/tokens/:id", async (c) => {
       const existing = await findToken(c.req.param("id"));
-      const row = await services.changes.commit((trx) =>
+      const row = await services.changes.commit({ kind: "token", subject: existing.id }, (trx) =>
         trx.updateTable("tokens").set({ status: "revoked" }).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
       );
       return c.json(view(row));

@@ -74,7 +74,7 @@ export function adminUserRoutes(services: Services) {
     .patch("/users/:id", async (c) => {
       const body = parseOrThrow(UpdateUserSchema, await readJsonBody(c.req.raw));
       const id = c.req.param("id");
-      const user = await services.changes.commit(async (trx) => {
+      const user = await services.changes.commit({ kind: "user", subject: id }, async (trx) => {
         await findUser(trx, id);
         if (body.email !== undefined) await assertEmailFree(trx, body.email, id);
         return trx
