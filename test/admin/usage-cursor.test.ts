@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { chat, expectError } from "./_helpers.ts";
+import { QueryLog, queryPlan } from "../helpers/query-log.ts";
 
 let gw: TestGateway;
+const log = new QueryLog();
 
 async function chats(count: number): Promise<void> {
   for (let i = 0; i < count; i++) expect((await chat(gw, gw.demoKey)).status).toBe(200);
@@ -15,7 +17,7 @@ async function usagePage(query: string): Promise<{ ids: string[]; next: string |
 }
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ plugins: [log] });
   await chats(23);
 });
 afterAll(() => gw.close());
@@ -55,6 +57,16 @@ test("a cursor keeps the filters: dates and user_id still apply after it", async
   expect((await usagePage(`limit=200&cursor=${cursor}`)).ids).toEqual(all.ids.slice(1));
   expect((await usagePage(`limit=200&cursor=${cursor}&end_date=2000-01-01`)).ids).toEqual([]);
   expect((await usagePage(`limit=200&cursor=${cursor}&user_id=nobody`)).ids).toEqual([]);
+});
+
+test("a cursor page seeks to its place in the log's key, not scans down to it from the newest row", async () => {
+  const cursor = encodeURIComponent((await usagePage("limit=3")).next!);
+  log.clear();
+  await usagePage(`limit=5&cursor=${cursor}`);
+  const [pageRead] = log.reading("usage_logs").filter((query) => /\blimit\b/i.test(query.sql));
+  const plan = (await queryPlan(gw.database.db, pageRead!)).join(" | ");
+  expect(plan).toContain("SEARCH usage_logs USING PRIMARY KEY");
+  expect(plan).not.toContain("SCAN");
 });
 
 test.each([

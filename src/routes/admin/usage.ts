@@ -66,11 +66,10 @@ export function adminUsageRoutes(services: Services) {
     if (start !== undefined) query = query.where("created_at", ">=", start);
     if (end !== undefined) query = query.where("created_at", "<=", end);
     let pageQuery = query;
-    if (cursor) {
-      pageQuery = pageQuery.where((eb) =>
-        eb.or([eb("created_at", "<", cursor.createdAt), eb.and([eb("created_at", "=", cursor.createdAt), eb("id", "<", cursor.id)])]),
-      );
-    }
+    // As a row value, the key (created_at, id) the table is ordered by: SQLite seeks to it.
+    // Written as `created_at < ? or (created_at = ? and id < ?)` it scanned from the newest
+    // row down to the cursor (70 ms half-way through a million rows).
+    if (cursor) pageQuery = pageQuery.where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(cursor.createdAt, cursor.id)));
     // One row past the page tells whether another page follows.
     const [rows, count] = await Promise.all([
       pageQuery.selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1).offset(cursor ? 0 : offset).execute(),
