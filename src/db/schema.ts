@@ -19,6 +19,7 @@ export interface Database {
   balance_leases: BalanceLeasesTable;
   rate_usage: RateUsageTable;
   admin_changes: AdminChangesTable;
+  usage_days: UsageDaysTable;
 }
 
 /** What one admin write changed, under the change counter's value after it. */
@@ -166,6 +167,12 @@ export interface UsageLogsTable {
   channel_id: string | null;
   stream: number;
   created_at: number;
+}
+
+/** Usage rows per UTC day (`created_at` / 86,400,000), kept by triggers on usage_logs. */
+export interface UsageDaysTable {
+  day: number;
+  rows: number;
 }
 
 export interface IdempotencyTable {

@@ -113,3 +113,23 @@ test("005 keeps every usage row, keyed newest-last by (created_at, id), and drop
   expect(byName.has("usage_logs_created_at")).toBe(false);
   expect(byName.has("ledger_user_id")).toBe(false);
 });
+
+test("014 counts the usage rows already there by UTC day, and its triggers count those written and deleted after", async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-migrate-"));
+  const { db } = open();
+  await migrate(db, () => 1, MIGRATIONS.filter((m) => m.id < "014"));
+  const day = 86_400_000;
+  const row = (id: string, createdAt: number) => ({
+    id, request_id: `req_${id}`, user_id: "usr_a", token_id: "tok_1", model: "m", endpoint: "/v1/chat/completions",
+    prompt_tokens: 3, completion_tokens: 4, cost_micros: 7, status: 200, latency_ms: 9, channel_id: null, stream: 0, created_at: createdAt,
+  });
+  await db.insertInto("usage_logs").values([row("use_a", 20_000 * day), row("use_b", 20_001 * day - 1), row("use_c", 20_001 * day)]).execute();
+
+  expect(await migrate(db, () => 2)).toEqual(["014-usage-days"]);
+  const counts = () => db.selectFrom("usage_days").selectAll().orderBy("day").execute();
+  expect(await counts()).toEqual([{ day: 20_000, rows: 2 }, { day: 20_001, rows: 1 }]);
+
+  await db.insertInto("usage_logs").values([row("use_d", 20_001 * day + 5), row("use_e", 20_002 * day)]).execute();
+  await db.deleteFrom("usage_logs").where("id", "=", "use_a").execute();
+  expect(await counts()).toEqual([{ day: 20_000, rows: 1 }, { day: 20_001, rows: 2 }, { day: 20_002, rows: 1 }]);
+});

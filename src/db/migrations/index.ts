@@ -12,6 +12,7 @@ import { webSearchPrices } from "./010-web-search-prices.ts";
 import { rerankSearchPrices } from "./011-rerank-search-prices.ts";
 import { adminChanges } from "./012-admin-changes.ts";
 import { adminListingIndexes } from "./013-admin-listing-indexes.ts";
+import { usageDays } from "./014-usage-days.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -23,4 +24,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes];
+export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays];

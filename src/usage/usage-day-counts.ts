@@ -1,0 +1,67 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+
+const DAY_MS = 86_400_000;
+
+/** A range of usage rows' `created_at`, both ends inclusive, either left open. */
+export interface UsageRange {
+  from?: number;
+  to?: number;
+}
+
+/** The first and last days wholly inside the range (none when first > last); the rest is at its ends. */
+function wholeDays({ from, to }: UsageRange): { first: number; last: number } {
+  return {
+    first: from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / DAY_MS),
+    last: to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / DAY_MS) - 1,
+  };
+}
+
+/** Usage rows from `from` to `to` (inclusive), counted row by row: for the part of a day at either end. */
+async function countRows(db: Kysely<Database>, from: number | undefined, to: number | undefined): Promise<number> {
+  let query = db.selectFrom("usage_logs").select((eb) => eb.fn.countAll<number>().as("n"));
+  if (from !== undefined) query = query.where("created_at", ">=", from);
+  if (to !== undefined) query = query.where("created_at", "<=", to);
+  return Number((await query.executeTakeFirstOrThrow()).n);
+}
+
+/** Each whole day's count, newest first. */
+function dayCounts(db: Kysely<Database>, first: number, last: number) {
+  return db.selectFrom("usage_days").select(["day", "rows"]).where("day", ">=", first).where("day", "<=", last).orderBy("day", "desc").execute();
+}
+
+/**
+ * The usage rows in a range: the whole days from their counts (usage_days), the parts of a
+ * day at its ends row by row. It reads a row per day and at most two days' rows, where a
+ * count of every row took 25 ms with a million of them.
+ */
+export async function countUsage(db: Kysely<Database>, range: UsageRange): Promise<number> {
+  const { first, last } = wholeDays(range);
+  if (first > last) return countRows(db, range.from, range.to);
+  const [days, before, after] = await Promise.all([
+    dayCounts(db, first, last),
+    range.from === undefined ? 0 : countRows(db, range.from, first * DAY_MS - 1),
+    range.to === undefined ? 0 : countRows(db, (last + 1) * DAY_MS, range.to),
+  ]);
+  return days.reduce((sum, day) => sum + day.rows, before + after);
+}
+
+/**
+ * Where an offset page of a range (newest first) begins: the rows below `before` (when
+ * given), `skip` rows in. The whole days the offset passes are skipped by their counts, so
+ * the database steps over at most a day's rows, where the last page of a million stepped
+ * over all of them (80 ms).
+ */
+export async function seekUsageOffset(db: Kysely<Database>, range: UsageRange, offset: number): Promise<{ before?: number; skip: number }> {
+  const { first, last } = wholeDays(range);
+  if (first > last || offset === 0) return { skip: offset };
+  let passed = range.to === undefined ? 0 : await countRows(db, (last + 1) * DAY_MS, range.to);
+  if (passed > offset) return { skip: offset };
+  let before = range.to === undefined ? undefined : (last + 1) * DAY_MS;
+  for (const day of await dayCounts(db, first, last)) {
+    if (passed + day.rows > offset) break;
+    passed += day.rows;
+    before = day.day * DAY_MS;
+  }
+  return { before, skip: offset - passed };
+}
