@@ -21,9 +21,16 @@ function subjectsOf(changes: readonly Change[], kind: "channel" | "token" | "use
   return [...subjects];
 }
 
-/** Reloads what `changes` name, each kind's subjects in one read, and nothing else. */
+/** The kinds this version knows how to apply one by one. */
+const TARGETED_KINDS = new Set<string>(["channel", "token", "user", "price", "settings"]);
+
+/**
+ * Reloads what `changes` name, each kind's subjects in one read, and nothing else. A kind
+ * this version does not know (written by a newer instance sharing the database during an
+ * upgrade) reloads everything, as `all` does: applied as nothing, its change would be missed.
+ */
 export async function applyChanges(targets: ChangeTargets, changes: readonly Change[]): Promise<void> {
-  if (changes.some((change) => change.kind === "all")) return targets.reloadAll();
+  if (changes.some((change) => !TARGETED_KINDS.has(change.kind))) return targets.reloadAll();
   const tokens = subjectsOf(changes, "token");
   const users = subjectsOf(changes, "user");
   if (tokens.length > 0 || users.length > 0) targets.keys.forget({ tokens, users });

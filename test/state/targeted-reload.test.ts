@@ -4,6 +4,7 @@ import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { QueryLog } from "../helpers/query-log.ts";
 import { waitFor } from "../billing/_support.ts";
 import { ChannelRegistry } from "../../src/channels/channel-registry.ts";
+import type { Change } from "../../src/state/change-feed.ts";
 
 /**
  * An admin change reloads what it names (src/state/change-feed.ts, apply-changes.ts), on the
@@ -134,6 +135,17 @@ test("an instance that finds change rows missing (pruned, or a counter moved wit
   logB.clear();
   b.services.changes.start(20);
   await waitFor("the change on the other instance", async () => (await priorityOn(b, id)) === 42, 2_000);
+  const stored = await a.database.db.selectFrom("channels").select("id").execute();
+  expect(logB.rowsRead("channels")).toBe(stored.length);
+});
+
+test("a change of a kind this version does not know (written by a newer instance mid-upgrade) reloads everything", async () => {
+  const id = channelIds[2]!;
+  const unknownKind = { kind: "model-alias", subject: "some-alias" } as unknown as Change;
+  logB.clear();
+  await a.services.changes.commit(unknownKind, (trx) => trx.updateTable("channels").set({ priority: 77, updated_at: Date.now() }).where("id", "=", id).execute());
+  await waitFor("the change on the other instance", async () => (await priorityOn(b, id)) === 77, 2_000);
+  expect(await priorityOn(a, id)).toBe(77);
   const stored = await a.database.db.selectFrom("channels").select("id").execute();
   expect(logB.rowsRead("channels")).toBe(stored.length);
 });
