@@ -72,16 +72,24 @@ export async function startUpstreams(): Promise<Upstreams> {
   };
 }
 
-export async function closeUpstreams(upstreams: Upstreams): Promise<void> {
-  await Promise.all(Object.values(upstreams).map((u) => u.close()));
+/** What the soaks need of each loopback upstream they start. */
+interface LoopbackServer {
+  close(): Promise<void>;
+  reset(): void;
+}
+
+/** Stops every upstream of a soak. */
+export async function closeUpstreams<T extends { [K in keyof T]: LoopbackServer }>(upstreams: T): Promise<void> {
+  await Promise.all((Object.values(upstreams) as LoopbackServer[]).map((u) => u.close()));
 }
 
 /** Forgets what the upstreams recorded (they keep every request, which a long soak need not). */
-export function trimUpstreams(upstreams: Upstreams): void {
-  for (const upstream of Object.values(upstreams)) upstream.reset();
+export function trimUpstreams<T extends { [K in keyof T]: LoopbackServer }>(upstreams: T): void {
+  for (const upstream of Object.values(upstreams) as LoopbackServer[]) upstream.reset();
 }
 
-async function adminOk(gw: GatewayProcess, method: string, path: string, body: unknown): Promise<any> {
+/** An admin call through `gw` that must succeed (the soak's set-up); returns the answer's body. */
+export async function adminOk(gw: GatewayProcess, method: string, path: string, body: unknown): Promise<any> {
   const answer = await gw.admin(method, path, body);
   if (answer.status >= 300) throw new Error(`set-up ${method} ${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body;

@@ -116,13 +116,19 @@ export async function spawnGateway(dir: string, env: Record<string, string> = {}
   spawned.add(proc);
   const sink = { text: "" };
   let portFound: (port: number) => void = () => {};
+  let found = false;
   const listening = new Promise<number>((resolve) => (portFound = resolve));
+  // Only until the port is known: a long-running process (the soak) logs a line per request.
   const look = () => {
+    if (found) return;
     for (const line of sink.text.split("\n")) {
       if (!line.includes("gateway listening")) continue;
       try {
         const port = Number(JSON.parse(line).port);
-        if (port > 0) portFound(port);
+        if (port > 0) {
+          found = true;
+          portFound(port);
+        }
       } catch {
         // a partial line: read again when more arrives
       }
