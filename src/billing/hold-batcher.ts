@@ -104,7 +104,10 @@ export class HoldBatcher {
       if (this.leases.draw(userId, micros, journal)) return { micros, leased: true };
       if (!accounts.has(userId)) accounts.set(userId, readHeadroom(sql, userId, instanceId));
       const account = accounts.get(userId);
-      if (!account) return "refused";
+      // Leases move no money, so the balance counts them: a hold above it is one that no lease
+      // closing, here or on another instance, could make room for. Refused at once, it keeps this
+      // instance's lease and does not hold the account's token reservation through the wait.
+      if (!account || micros > account.balance) return "refused";
       const leaseSize = LeaseBook.sizeFor(micros, account.balance - account.leased);
       if (leaseSize > 0) {
         this.leases.extend(sql, userId, leaseSize, journal);

@@ -14,16 +14,22 @@ import { EXACT_COST_MICROS, exactCostBody, PRICE_BODY, sleep } from "./_support.
 const MODEL = "lease-model";
 const HOLD = EXACT_COST_MICROS;
 
+/** A strictly priced in-process gateway serving MODEL through the mock at PRICE_BODY. */
+async function startLeaseGateway(now?: () => number): Promise<TestGateway> {
+  const started = await startTestGateway({ strictPricing: true, now });
+  expect((await started.admin("POST", "/v1/admin/channels", { name: "mock", type: "mock", models: [MODEL] })).status).toBe(201);
+  expect((await started.admin("POST", "/v1/admin/prices", { model: MODEL, ...PRICE_BODY })).status).toBe(200);
+  return started;
+}
+
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startTestGateway({ strictPricing: true });
-  expect((await gw.admin("POST", "/v1/admin/channels", { name: "mock", type: "mock", models: [MODEL] })).status).toBe(201);
-  expect((await gw.admin("POST", "/v1/admin/prices", { model: MODEL, ...PRICE_BODY })).status).toBe(200);
+  gw = await startLeaseGateway();
 });
 afterAll(() => gw.close());
 
-function leaseRows(userId: string) {
-  return gw.database.db.selectFrom("balance_leases").select(["amount_micros", "open"]).where("user_id", "=", userId).execute();
+function leaseRows(userId: string, of = gw) {
+  return of.database.db.selectFrom("balance_leases").select(["amount_micros", "open"]).where("user_id", "=", userId).orderBy("instance_id").execute();
 }
 
 test("a request on an account far from empty draws on a lease; its hold and settlement reach the ledger as with a hold row", async () => {
@@ -114,4 +120,33 @@ test("an instance another one took for dead registers again and forgets its drop
   expect(await leaseRows(id)).toEqual([{ amount_micros: LeaseBook.sizeFor(HOLD, start - HOLD) - HOLD, open: 1 }]);
   expect(await account(gw, id)).toEqual({ balance_micros: start - 2 * HOLD, total_spent_micros: 2 * HOLD });
   await expectBooksBalanced(gw);
+});
+
+test("a hold above the whole balance is refused at once: it neither waits for another instance's open lease nor closes this one's, since no lease closing could cover it", async () => {
+  // A clock that stands still: a hold that waited for the other instance's lease to close would wait for ever.
+  const frozen = Date.now();
+  const still = await startLeaseGateway(() => frozen);
+  try {
+    const start = 1_000_000;
+    const { id, key } = await newAccount(still, start);
+    const first = await chat(still, key, exactCostBody(MODEL));
+    expect(first.status).toBe(200);
+    await first.text();
+    // Another instance drawing on a lease of the same account, as its row reads.
+    await still.database.db.insertInto("balance_leases").values({ user_id: id, instance_id: "another-instance", amount_micros: HOLD, open: 1, updated_at: frozen }).execute();
+    const leases = await leaseRows(id, still);
+
+    // 1,000,000 output tokens at 15 micro-USD: a 15 USD hold on an account of 1 USD, leases included.
+    const refused = await chat(still, key, { ...exactCostBody(MODEL), max_tokens: 1_000_000 });
+    expect(refused.status).toBe(402);
+    expect((await refused.json()).error.type).toBe("insufficient_funds");
+    expect(await leaseRows(id, still)).toEqual(leases);
+    // This instance's lease still grants the next request in memory.
+    const next = await chat(still, key, exactCostBody(MODEL));
+    expect(next.status).toBe(200);
+    await next.text();
+    expect(await account(still, id)).toEqual({ balance_micros: start - 2 * HOLD, total_spent_micros: 2 * HOLD });
+  } finally {
+    await still.close();
+  }
 });
