@@ -1,5 +1,6 @@
 import { speechWav } from "../../test/helpers/openai-media-upstream.ts";
 import { PROCESS_MANAGEMENT_KEY } from "../../test/billing/_support.ts";
+import { bearer } from "../../test/helpers/common.ts";
 import type { Random } from "../chaos/random.ts";
 import { CHAT_MODELS, MEDIA_MODELS, type Account } from "./world.ts";
 
@@ -108,8 +109,6 @@ function chatCall(random: Random, account: Account): Call {
   };
 }
 
-const bearer = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
-
 function jsonCall(what: string, account: Account, meteredModel: string | null, path: string, body: unknown, isAnswer: (body: any) => boolean): Call {
   return { what, account, meteredModel, method: "POST", path, headers: bearer(account.key), body: JSON.stringify(body), streamed: false, whole: json(isAnswer) };
 }
@@ -179,7 +178,7 @@ function readCall(random: Random, account: Account): Call {
 function badCall(random: Random, account: Account): Call {
   const refused = () => false;
   const post = (what: string, path: string, body: string, meteredModel: string | null = null): Call => ({ what: `bad: ${what}`, account, meteredModel, method: "POST", path, headers: bearer(account.key), body, streamed: false, whole: refused });
-  switch (random.int(0, 8)) {
+  switch (random.int(0, 10)) {
     case 0:
       return post("not JSON", "/v1/chat/completions", '{"model": "soak-openai", "messages": [');
     case 1:
@@ -197,6 +196,11 @@ function badCall(random: Random, account: Account): Call {
     case 7:
       // Held at 1e9 output tokens: no account covers it, so a 402 (and its usage row).
       return post("uncoverable hold", "/v1/chat/completions", JSON.stringify({ model: "soak-openai", max_tokens: 1_000_000_000, messages: [{ role: "user", content: "hi" }] }), "soak-openai");
+    case 8:
+      // A key never issued, new each time: the gateway's memory of unknown keys must stay bounded.
+      return { ...chatCall(random, { ...account, key: `sk-gw-${crypto.randomUUID().replaceAll("-", "")}` }), what: "bad: unknown key", meteredModel: null, whole: refused };
+    case 9:
+      return getCall("bad: API key on the admin API", account, "/v1/admin/users", {}, refused);
     default:
       return { ...transcriptionCall(random, account, new TextEncoder().encode("not audio at all ".repeat(64)), "notes.wav"), what: "bad: upload of no audio", whole: refused };
   }
