@@ -2,7 +2,10 @@
  * A soak that looks for what only time shows: leaks of file descriptors, sockets, upload
  * spools, memory, holds, leases or rows, over many mixed requests.
  *
- *   bun scripts/soak.ts [--seconds 60] [--seed N] [--concurrency 12] [--keep]      (npm run soak)
+ *   bun scripts/soak.ts [--seconds 60] [--seed N] [--concurrency 12] [--runtime bun] [--keep]      (npm run soak)
+ *
+ * `--runtime` runs the instances under bun, node (the bundle of `npm run build:node`) or deno,
+ * or one each with two names: `--runtime node,deno`.
  *
  * Starts loopback upstreams (OpenAI, Anthropic, Gemini, an OpenAI media server, and three that
  * misbehave: one failing half its answers, one answering after the first-byte limit, one
@@ -25,6 +28,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { killAllSpawned, PROCESS_MANAGEMENT_KEY, spawnGateway, type GatewayProcess } from "../test/billing/_support.ts";
 import { sleep } from "../test/helpers/common.ts";
+import { buildNodeBundle, gatewayCommand, isRuntime, RUNTIMES } from "../test/helpers/runtimes.ts";
 import { Random } from "./chaos/random.ts";
 import { drawCall, Operator } from "./soak/calls.ts";
 import { send, type Plan } from "./soak/client.ts";
@@ -39,9 +43,14 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "60" },
     seed: { type: "string" },
     concurrency: { type: "string", default: "12" },
+    runtime: { type: "string", default: "bun" },
     keep: { type: "boolean", default: false },
   },
 });
+const runtimeNames = args.runtime.split(",");
+if (runtimeNames.length > 2 || !runtimeNames.every(isRuntime)) throw new Error(`--runtime takes one or two of ${RUNTIMES.join(", ")}, comma-separated`);
+/** Each instance's runtime: "node" runs both under Node, "node,deno" one under each. */
+const runtimes = [0, 1].map((i) => runtimeNames[Math.min(i, runtimeNames.length - 1)]!);
 const seconds = Number(args.seconds);
 const seed = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
 const concurrency = Number(args.concurrency);
@@ -69,7 +78,8 @@ const random = new Random(seed);
 const dir = mkdtempSync(join(tmpdir(), "soak-"));
 const tmpDirs = [0, 1].map((i) => join(dir, `tmp-${i}`));
 for (const tmp of tmpDirs) mkdirSync(tmp);
-console.log(`soak: seed ${seed}, ${seconds} s, concurrency ${concurrency}, folder ${dir}`);
+console.log(`soak: seed ${seed}, ${seconds} s, concurrency ${concurrency}, runtimes ${runtimes.join(" and ")}, folder ${dir}`);
+if (runtimes.includes("node")) buildNodeBundle();
 
 const upstreams = await startUpstreams(random);
 const instanceEnv = (i: number) => ({
@@ -81,7 +91,7 @@ const instanceEnv = (i: number) => ({
   GATEWAY_BREAKER_COOLDOWN_MS: "2000",
 });
 const gateways: GatewayProcess[] = [];
-for (const i of [0, 1]) gateways.push(await spawnGateway(dir, instanceEnv(i), 30_000));
+for (const i of [0, 1]) gateways.push(await spawnGateway(dir, instanceEnv(i), 30_000, gatewayCommand(runtimes[i]!)));
 const world = await buildWorld(gateways[0]!, upstreams);
 for (const gw of gateways) await waitUntilReady(gw, world.accounts);
 
@@ -89,7 +99,7 @@ const samples: Sample[] = [];
 const sampleAll = (label: string) => {
   const taken = gateways.map((gw, i) => sample(label, i, gw.pid, tmpDirs[i]!));
   samples.push(...taken);
-  console.log(`soak: ${label}: ${taken.map((s) => `#${s.instance} ${s.rssMb} MB, ${s.fds} fds (${s.sockets} sockets), ${s.tempFiles} temp files`).join("; ")}; ${boundedTableRows(dir)}`);
+  console.log(`soak: ${label}: ${taken.map((s) => `#${s.instance} (${runtimes[s.instance]}) ${s.rssMb} MB, ${s.fds} fds (${s.sockets} sockets), ${s.tempFiles} temp files`).join("; ")}; ${boundedTableRows(dir)}`);
   return taken;
 };
 const before = sampleAll("start");
@@ -148,7 +158,7 @@ console.log("usage rows against what the clients saw (metered requests):");
 for (const r of database.rows) {
   console.log(`  ${r.account.padEnd(8)} ${r.answered} answered 2xx (${r.whole} whole): ${r.rowsForAnswered} rows for them; ${r.rowsTotal} rows in all (${r.rows200} of status 200), ${r.rowsUnseen} of requests hung up before the head (${r.hungUpEarly} such)`);
 }
-console.log(`soak: ${((Date.now() - startedAt) / 1_000).toFixed(0)} s, seed ${seed}: ${tally.requests} requests; ${violations.length} violations`);
+console.log(`soak: ${((Date.now() - startedAt) / 1_000).toFixed(0)} s, seed ${seed}, ${runtimes.join(" and ")}: ${tally.requests} requests (${(tally.requests / seconds).toFixed(0)}/s); ${violations.length} violations`);
 for (const v of violations.slice(0, 40)) console.log(`  VIOLATION ${v}`);
 if (violations.length > 40) console.log(`  ... and ${violations.length - 40} more`);
 if (violations.length === 0 && !args.keep) rmSync(dir, { recursive: true, force: true });

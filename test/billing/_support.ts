@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { bearer, sleep } from "../helpers/common.ts";
+import { gatewayCommand, REPO_ROOT } from "../helpers/runtimes.ts";
 
 export { bearer, sleep } from "../helpers/common.ts";
 
@@ -14,8 +15,7 @@ export { bearer, sleep } from "../helpers/common.ts";
  * file, and small request builders. Everything here is bounded in time.
  */
 
-export const REPO_ROOT = join(import.meta.dir, "..", "..");
-const ENTRY = join(REPO_ROOT, "src", "runtime", "bun.ts");
+export { REPO_ROOT } from "../helpers/runtimes.ts";
 /** The key given to every spawned process as GATEWAY_MANAGEMENT_KEY. */
 export const PROCESS_MANAGEMENT_KEY = "mk-billing-process-key-0123456789abcdef";
 
@@ -95,7 +95,7 @@ async function collect(stream: ReadableStream<Uint8Array>, sink: { text: string 
  * with an OS-chosen port (PORT=0) and a database file in `dir`; resolves once it logged
  * "gateway listening" (its port is read from that line).
  */
-export async function spawnGateway(dir: string, env: Record<string, string> = {}, timeoutMs = 15_000, command = [process.execPath, ENTRY]): Promise<GatewayProcess> {
+export async function spawnGateway(dir: string, env: Record<string, string> = {}, timeoutMs = 15_000, command = gatewayCommand("bun")): Promise<GatewayProcess> {
   const proc = Bun.spawn(command, {
     cwd: REPO_ROOT,
     env: {
@@ -211,7 +211,7 @@ export function processPairEachTest(folderPrefix: string): ProcessPair {
  * `env` over the test's own; SIGKILL after `timeoutMs` (exit code null then).
  */
 export async function runCli(dir: string, args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string }> {
-  const proc = Bun.spawn([process.execPath, ENTRY, ...args], {
+  const proc = Bun.spawn([...gatewayCommand("bun"), ...args], {
     cwd: REPO_ROOT,
     env: { ...baseEnv(), DATABASE_URL: `file:${join(dir, "gateway.db")}`, ...env },
     stdin: "ignore",
