@@ -6,7 +6,7 @@ import { LEASE_IDLE_MS } from "./billing/lease-book.ts";
 import { bootstrap, type FirstStart } from "./bootstrap.ts";
 import { createServices } from "./services.ts";
 import { createApp } from "./app.ts";
-import { createJsonLogger } from "./lib/logger.ts";
+import { createJsonLogger, type Logger } from "./lib/logger.ts";
 import { VERSION } from "./version.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 import { checkLedger } from "./billing/check-ledger.ts";
@@ -135,7 +135,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
 
   const app = createApp(services);
-  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory);
+  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory, log);
   const server = await host.serve(fetch, { port: config.port, host: config.host }).catch((error: unknown) => {
     // The first start's keys are committed and the next start is no first start: shown now or never.
     if (first) host.write(firstStartBanner(first, config, config.port));
@@ -176,14 +176,22 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   return server;
 }
 
-/** Wraps the app's fetch so an IdleReclaimer sees each request, and starts its ticks. Without `release`, fetch is unchanged. */
+/**
+ * Wraps the app's fetch so an IdleReclaimer sees each request, and starts its ticks; each
+ * release is logged, once per quiet spell, so an operator can tell it ran. Without `release`,
+ * fetch is unchanged.
+ */
 function reclaimWhenIdle(
   fetch: (request: Request) => Response | Promise<Response>,
   release: MemoryRelease | undefined,
+  log: Logger,
 ): { fetch: (request: Request) => Response | Promise<Response>; idleTimer: ReturnType<typeof setInterval> | undefined } {
   if (!release) return { fetch, idleTimer: undefined };
   const reclaimer = new IdleReclaimer(release, SHRINK_AT_QUIET_TICK);
-  const idleTimer = setInterval(() => reclaimer.tick(), IDLE_CHECK_MS);
+  const idleTimer = setInterval(() => {
+    const strength = reclaimer.tick();
+    if (strength) log.info("memory released", { strength });
+  }, IDLE_CHECK_MS);
   return {
     fetch: (request) => {
       reclaimer.noteRequest();

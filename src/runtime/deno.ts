@@ -1,6 +1,7 @@
 /** Deno entry: `deno task start`. */
 import { createTempUpload } from "./node-temp-upload.ts";
 import { main, PRIVATE_DIRECTORY, type RuntimeHost } from "../boot.ts";
+import { v8MemoryRelease } from "./v8-memory-release.ts";
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
@@ -31,6 +32,7 @@ const host: RuntimeHost = {
   write: (line) => console.log(line),
   // Deno provides Node's fs module, so uploads share the one temp-file implementation.
   createTempUpload: () => createTempUpload(),
+  memory: v8MemoryRelease(),
   identity: {
     host: Deno.hostname(),
     pid: Deno.pid,
