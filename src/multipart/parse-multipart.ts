@@ -1,5 +1,5 @@
 import { concatBytes } from "../lib/concat-bytes.ts";
-import { GatewayError } from "../errors/gateway-error.ts";
+import { bodyCutOff, GatewayError } from "../errors/gateway-error.ts";
 import { DelimiterFinder } from "./find-delimiter.ts";
 import { parseBoundary, parsePartHeaders } from "./part-headers.ts";
 
@@ -51,7 +51,9 @@ const MEGABYTE = 1024 * 1024;
  * Parses a multipart/form-data body (RFC 7578, RFC 2046) as it streams in: fields are
  * handed over as strings, file bytes written to the sink `onFile` returns. A delimiter split
  * across chunks at any byte is found, in time linear in the body. Malformed or truncated
- * bodies are a 400, a limit passed a 413; either way the body is cancelled at once.
+ * bodies are a 400, a limit passed a 413; either way the body is cancelled at once. A body
+ * that fails to read is bodyCutOff's 499: the client hung up mid-upload. That is told by the
+ * read, not by the request's abort signal: Deno aborts that only once the handler has answered.
  */
 export async function parseMultipartStream(
   body: ReadableStream<Uint8Array>,
@@ -64,7 +66,9 @@ export async function parseMultipartStream(
   try {
     parser = new MultipartParser(parseBoundary(contentType), handlers, limits);
     while (!parser.finished) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch(() => {
+        throw bodyCutOff();
+      });
       if (done) throw malformed(parser.started ? "the body ended before its closing boundary" : "no boundary line was found");
       await parser.push(value);
     }

@@ -158,7 +158,7 @@ describe("parseMultipartStream limits", () => {
 });
 
 describe("parseMultipartStream when the body fails", () => {
-  test("a stream that errors halfway rejects with that error and aborts the open file sink", async () => {
+  test("a stream that errors halfway (the client hung up) rejects with a 499 and aborts the open file sink with it", async () => {
     let sent = 0;
     const hangUp = new Error("client went away");
     const body = new ReadableStream<Uint8Array>({
@@ -175,8 +175,10 @@ describe("parseMultipartStream when the body fails", () => {
       { onField() {}, onFile: () => new WritableStream({ abort: (reason) => void (aborted = reason) }) },
       LOOSE_LIMITS,
     );
-    expect(await outcome.catch((e: unknown) => e)).toBe(hangUp);
-    expect(aborted).toBe(hangUp);
+    const error = await outcome.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).status).toBe(499);
+    expect(aborted).toBe(error);
   });
 
   test("an error thrown by a handler stops the parse and cancels the body", async () => {
