@@ -62,28 +62,25 @@ export function adminUsageRoutes(services: Services) {
     const end = parseDate("end_date", c.req.query("end_date"), true);
     if (start !== undefined && end !== undefined && start > end) throw badRequest("'start_date' must not be after 'end_date'");
     const userId = c.req.query("user_id");
-    let query = services.db.selectFrom("usage_logs");
-    if (userId) query = query.where("user_id", "=", userId);
-    if (start !== undefined) query = query.where("created_at", ">=", start);
-    if (end !== undefined) query = query.where("created_at", "<=", end);
-    let pageQuery = query;
-    let skip = cursor ? 0 : offset;
+    const range = { from: start, to: end, userId };
+    let pageQuery = services.db.selectFrom("usage_logs");
+    if (userId) pageQuery = pageQuery.where("user_id", "=", userId);
+    if (start !== undefined) pageQuery = pageQuery.where("created_at", ">=", start);
+    if (end !== undefined) pageQuery = pageQuery.where("created_at", "<=", end);
+    let skip = 0;
     // As a row value, the key (created_at, id) the table is ordered by: SQLite seeks to it.
     // Written as `created_at < ? or (created_at = ? and id < ?)` it scanned from the newest
     // row down to the cursor (70 ms half-way through a million rows).
     if (cursor) pageQuery = pageQuery.where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(cursor.createdAt, cursor.id)));
-    // One user's rows are few and found by their index; the whole log is skipped by the day.
-    else if (!userId) {
-      const seek = await seekUsageOffset(services.db, { from: start, to: end }, offset);
+    else {
+      const seek = await seekUsageOffset(services.db, range, offset);
       if (seek.before !== undefined) pageQuery = pageQuery.where("created_at", "<", seek.before);
       skip = seek.skip;
     }
     // One row past the page tells whether another page follows.
     const [rows, total] = await Promise.all([
       pageQuery.selectAll().orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1).offset(skip).execute(),
-      userId
-        ? query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow().then(({ n }) => Number(n))
-        : countUsage(services.db, { from: start, to: end }),
+      countUsage(services.db, range),
     ]);
     const more = rows.length > limit;
     if (more) rows.pop();
