@@ -29,12 +29,21 @@ interface TopUpRequest {
 const SCOPE = "topup";
 
 /**
+ * How long an Idempotency-Key is remembered: a retry within it credits once, a key sent again
+ * after it is a new top-up. Retries come within minutes; a week covers a payment system's
+ * retry schedule and a weekend's outage, while the table stays the size of a week's top-ups.
+ */
+export const IDEMPOTENCY_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
  * Credits an account: balance, ledger row and idempotency record in one write transaction.
  * The same Idempotency-Key with the same body returns the first result and credits once;
- * with another body it is a 409. Fails closed: a database error means no credit.
+ * with another body it is a 409, for IDEMPOTENCY_KEPT_MS. Fails closed: a database error means no credit.
  */
 export async function topUp(db: Kysely<Database>, request: TopUpRequest): Promise<TopUpResult> {
   return writeTransaction(db, async (trx) => {
+    // Expired records go first, so a key older than the window is not found below.
+    await trx.deleteFrom("idempotency_records").where("created_at", "<=", request.now - IDEMPOTENCY_KEPT_MS).execute();
     if (request.idempotency) {
       const previous = await trx
         .selectFrom("idempotency_records")

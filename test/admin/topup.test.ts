@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { IDEMPOTENCY_KEPT_MS } from "../../src/accounts/top-up.ts";
+import { adminCreateUser } from "../helpers/common.ts";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { call, createUser, expectError, expectIso, expectMoney, userWithKey } from "./_helpers.ts";
 
@@ -183,6 +185,33 @@ describe("Idempotency-Key", () => {
     const ok = await gw.admin("POST", "/v1/admin/topup", { user_id: user.id, amount: 1 }, { "idempotency-key": key });
     expect(ok.status).toBe(200);
     expect(await balanceOf(user.id)).toBe(1);
+  });
+});
+
+describe("Idempotency-Key expiry", () => {
+  test("a key is remembered for IDEMPOTENCY_KEPT_MS; after it the key is a new top-up and the old record is gone", async () => {
+    let clock = Date.parse("2026-03-01T00:00:00Z");
+    const timed = await startTestGateway({ now: () => clock });
+    try {
+      const user = await adminCreateUser(timed, { email: "expiry@example.com" });
+      const topUp = (key: string, amount = 2) => timed.admin("POST", "/v1/admin/topup", { user_id: user.id, amount }, { "idempotency-key": key });
+      const records = () => timed.database.db.selectFrom("idempotency_records").select("key").orderBy("key").execute();
+      const first = await topUp("weekly");
+      clock += IDEMPOTENCY_KEPT_MS - 1;
+      const retried = await topUp("weekly");
+      expect(retried.body).toEqual(first.body);
+      clock += 1;
+      const anew = await topUp("weekly");
+      expect(anew.status).toBe(200);
+      expect(anew.body.transaction_id).not.toBe(first.body.transaction_id);
+      expect(anew.body.new_balance).toBe(4);
+      clock += IDEMPOTENCY_KEPT_MS;
+      expect((await topUp("other", 1)).status).toBe(200);
+      // Any top-up sweeps what has expired, not only a retry of the same key.
+      expect(await records()).toEqual([{ key: "other" }]);
+    } finally {
+      await timed.close();
+    }
   });
 });
 
