@@ -117,6 +117,21 @@ export interface SpeechRequest {
   instructions?: string;
 }
 
+/**
+ * Where a streamed media answer is whole: once `count` events of `type` have come. Its events
+ * are OpenAI's (speech.audio.*, transcript.text.*, image_generation.*): the one format every
+ * caller of these endpoints and every upstream that streams them speaks, so they are relayed as
+ * they came.
+ */
+export interface MediaStreamEnd {
+  type: string;
+  /** More than one for several images, each of which ends on its own completed event. */
+  count: number;
+}
+
+/** The end of speech streamed as events (`stream_format: "sse"`). */
+export const SPEECH_STREAM_END: MediaStreamEnd = { type: "speech.audio.done", count: 1 };
+
 export interface SpeechResult {
   /** The audio as the upstream sends it, not buffered. */
   body: ReadableStream<Uint8Array>;

@@ -2,8 +2,12 @@ import type { Channel } from "../channels/channel.ts";
 import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
 import type { Logger } from "../lib/logger.ts";
-import { tapStream } from "../streams/tap-stream.ts";
-import type { MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
+import type { StreamPart } from "../canonical/chat.ts";
+import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
+import { superviseUpstream } from "../streams/supervise-upstream.ts";
+import { tapBatches, tapStream, type StreamEnd } from "../streams/tap-stream.ts";
+import type { NativePart } from "../translate/relay-native.ts";
+import type { MediaAdapter, MediaCapability, MediaEvents, UpstreamCall } from "../upstreams/adapter.ts";
 import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
 import { afterFirstChunk } from "../upstreams/read-body.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
@@ -14,6 +18,34 @@ import type { Served } from "./with-failover.ts";
 /** An adapter known to have capability C (channels without it are never tried). */
 type Capable<C extends MediaCapability> = Required<Pick<MediaAdapter, C>>;
 
+/** A streamed answer as it is served: its events (see MediaEvents). */
+export interface EventsAnswer {
+  kind: "events";
+  events: MediaEvents;
+}
+
+/**
+ * How a streamed media answer is charged. Its units are known before the call, as for its
+ * whole form; `usage` says what a stream that ended as `end` costs ("failed" too when the
+ * upstream broke it with an error event), once `see` has seen each event that came.
+ */
+export interface StreamBilling<W = never> {
+  see?(event: NativePart): void;
+  usage(end: StreamEnd): BillableUsage | null;
+  /** What the whole answer of an upstream that ignored `stream` costs, for a request whose upstream may give one. */
+  whole?(answer: W): BillableUsage;
+}
+
+/** A stream's usage-row status by how it ended: one cut at the deadline for a client that stopped reading is the gateway's 502, as for speech. */
+const STREAM_END_STATUS: Record<StreamEnd, number> = { complete: 200, cancelled: 499, failed: 502, stalled: 502 };
+
+/** The upstream's audio or speech events: charged for the whole request unless the upstream broke them off, which leaves the caller nothing of use. */
+export function chargedUnlessBroken<W = never>(usage: BillableUsage): StreamBilling<W> {
+  return { usage: (end) => (end === "failed" ? null : usage), whole: () => usage };
+}
+
+const isEvents = (answer: unknown): answer is EventsAnswer => (answer as { kind?: unknown }).kind === "events";
+const isEvent = (part: StreamPart) => part.type === "native";
 /**
  * Serves the non-chat endpoints through the channels of their model, with failover, and
  * writes each request's usage row (with its settlement) exactly once.
@@ -40,8 +72,53 @@ export class MediaDispatcher {
     usageOf: (result: T) => BillableUsage,
   ): Promise<Served<T>> {
     const served = await this.#serve(model, capability, meter, signal, run, true);
+    return this.#settleWhole(served, meter, signal, usageOf(served.value));
+  }
+
+  /**
+   * Like `call` for an answer streamed as events (see MediaStreamEnd): the caller is answered
+   * once the first event has come (a failure before it tries the next channel, as one before
+   * the head does), and the usage row is written when the stream ends, fails or the client
+   * cancels it, as `billing` says. A stream that breaks or stalls after the first event ends
+   * with an error part. An upstream that ignored `stream` and answered whole (`run` gave no
+   * events) is settled at once, as by `call`.
+   */
+  async streamEvents<C extends MediaCapability, W = never>(
+    model: string,
+    capability: C,
+    meter: RequestMeter,
+    signal: AbortSignal,
+    run: (adapter: Capable<C>, call: UpstreamCall) => Promise<EventsAnswer | W>,
+    billing: StreamBilling<W>,
+  ): Promise<Served<EventsAnswer | W>> {
+    const served = await this.#serve(model, capability, meter, signal, async (adapter, call) => {
+      const answer = await run(adapter, call);
+      if (!isEvents(answer)) return answer;
+      return { kind: "events" as const, events: await holdUntilAnswer(superviseUpstream(answer.events, call.idleTimeoutMs), Infinity, isEvent) };
+    });
+    // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
+    if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value));
+    let broken = false;
+    const events = tapBatches(served.value.events, {
+      deadline: { signal: served.deadline, client: signal },
+      onItem(part) {
+        if (part.type === "native") billing.see?.(part);
+        else if (part.type === "error") broken = true;
+      },
+      onEnd: (end) => {
+        served.release();
+        // A stream the upstream broke is its failure even when the client hung up after the error event.
+        const how = broken ? "failed" : end;
+        return meter.finish({ status: STREAM_END_STATUS[how], usage: billing.usage(how), channelId: served.channel.id });
+      },
+    });
+    return { ...served, value: { kind: "events", events } };
+  }
+
+  /** Settles an answer read whole: its usage row is committed before this resolves, a 499 when the client left once it had begun. */
+  async #settleWhole<T>(served: ServedCall<T>, meter: RequestMeter, signal: AbortSignal, usage: BillableUsage): Promise<Served<T>> {
     served.release();
-    await meter.finish({ status: signal.aborted ? 499 : 200, usage: usageOf(served.value), channelId: served.channel.id });
+    await meter.finish({ status: signal.aborted ? 499 : 200, usage, channelId: served.channel.id });
     return served;
   }
 
@@ -73,15 +150,11 @@ export class MediaDispatcher {
           const reason = error instanceof UpstreamError ? error.message : "the upstream's body failed";
           this.log.warn("upstream body failed mid-stream", { request_id: meter.facts.requestId, channel_id: served.channel.id, reason });
         }
-        return meter.finish({
-          status: end === "complete" ? 200 : end === "cancelled" ? 499 : 502,
-          // The upstream was asked for all of it and bills all of it, also when the client
-          // stops listening halfway, by hanging up or by reading no more until the deadline
-          // cuts it off ("stalled"). A body the upstream broke off is of no use to the
-          // caller, so that one is not charged.
-          usage: end === "failed" ? null : usage,
-          channelId: served.channel.id,
-        });
+        // The upstream was asked for all of it and bills all of it, also when the client
+        // stops listening halfway, by hanging up or by reading no more until the deadline
+        // cuts it off ("stalled"). A body the upstream broke off is of no use to the caller,
+        // so that one is not charged.
+        return meter.finish({ status: STREAM_END_STATUS[end], usage: chargedUnlessBroken(usage).usage(end), channelId: served.channel.id });
       },
     });
     return { ...served, value: { body, contentType: served.value.contentType } };

@@ -28,6 +28,19 @@ export function batchesOf<T>(batches: readonly T[][]): BatchSource<T> {
   };
 }
 
+/** A source of what `items` yields, an item a batch, each made only when it is read; cancelling ends the generator. */
+export function batchesFrom<T>(items: AsyncGenerator<T, void>): BatchSource<T> {
+  return {
+    read: async () => {
+      const next = await items.next();
+      return next.done ? null : [next.value];
+    },
+    cancel: async () => {
+      await items.return();
+    },
+  };
+}
+
 /** `source`, and once it has ended the batch `last` gives then, unless that is empty. */
 export function endingWith<T>(source: BatchSource<T>, last: () => T[]): BatchSource<T> {
   let ended = false;

@@ -32,13 +32,19 @@ const WAIT_OVER = Symbol("wait over");
  * its status (an error object's code or type) counts as that status: a prompt too long for
  * the model is the caller's 400, final, and an upstream's rate limit its 429. Past `waitMs`
  * it lets go of the stream, so a model that thinks for long still gets its response head and
- * keep-alives.
+ * keep-alives; with an infinite `waitMs` it holds until the answer (or the failure that the
+ * supervisor's idle limit makes of silence). `isAnswerPart` says which parts are the answer
+ * (a media stream's: each of its events).
  */
-export async function holdUntilAnswer(source: BatchSource<StreamPart>, waitMs: number): Promise<BatchSource<StreamPart>> {
+export async function holdUntilAnswer(
+  source: BatchSource<StreamPart>,
+  waitMs: number,
+  isAnswerPart: (part: StreamPart) => boolean = isAnswer,
+): Promise<BatchSource<StreamPart>> {
   const held: StreamPart[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waitOver = new Promise<typeof WAIT_OVER>((resolve) => {
-    timer = setTimeout(resolve, waitMs, WAIT_OVER);
+    if (Number.isFinite(waitMs)) timer = setTimeout(resolve, waitMs, WAIT_OVER);
   });
   let pending: Promise<StreamPart[] | null> | null = null;
   try {
@@ -49,7 +55,7 @@ export async function holdUntilAnswer(source: BatchSource<StreamPart>, waitMs: n
         pending = read;
         break;
       }
-      const answered = batch.findIndex(isAnswer);
+      const answered = batch.findIndex(isAnswerPart);
       const failure = batch.find((part, i) => part.type === "error" && (answered === -1 || i < answered));
       // The supervisor has already stopped the upstream read. An error event that named its
       // status counts as that status answered before the headers: a 400 is the caller's.

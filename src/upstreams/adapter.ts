@@ -69,8 +69,15 @@ export interface ChatAdapter {
 }
 
 /**
+ * A streamed media answer: its events as native parts (see MediaStreamEnd), a failure as an
+ * error part, one batch per delivery.
+ */
+export type MediaEvents = BatchSource<StreamPart>;
+
+/**
  * The non-chat endpoints of one upstream kind; a kind leaves out what its API lacks. Like
- * chat, each rejects with UpstreamError before any output exists, so failover can move on.
+ * chat, each rejects with UpstreamError before any output exists, so failover can move on;
+ * a stream of events resolves once the upstream has accepted the request.
  */
 export interface MediaAdapter {
   embed?(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
@@ -78,6 +85,8 @@ export interface MediaAdapter {
   generateImages?(request: ImageRequest, call: UpstreamCall): Promise<ImageResult>;
   /** Resolves once the upstream accepted the request; the audio then streams. */
   speak?(request: SpeechRequest, call: UpstreamCall): Promise<SpeechResult>;
+  /** The speech as OpenAI's speech.audio.delta events, then speech.audio.done (`stream_format: "sse"`). */
+  streamSpeech?(request: SpeechRequest, call: UpstreamCall): Promise<MediaEvents>;
   transcribe?(request: TranscriptionRequest, call: UpstreamCall): Promise<TranscriptionResult>;
 }
 

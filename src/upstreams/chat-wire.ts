@@ -7,7 +7,7 @@ import type { NativePart } from "../translate/relay-native.ts";
 import type { ChatStream, TokenCount, UpstreamCall } from "./adapter.ts";
 import { readJson } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
-import { mediaTypeOf, wrongKindOfBody } from "./content-type.ts";
+import { eventStreamBody } from "./content-type.ts";
 
 /** How an upstream kind's chat answers read: the same three pieces for every HTTP kind. */
 export interface ChatWire<S extends v.GenericSchema> {
@@ -50,21 +50,14 @@ export async function readChatResponse<S extends v.GenericSchema>(
 
 /**
  * A 2xx streamed chat response as canonical parts, native ones included when the caller
- * speaks its format. An answer labelled JSON or HTML (an upstream that ignored `stream`, an
- * error page) is a protocol failure before any byte reaches the caller; any other label, or
- * none, is read as SSE, since some OpenAI-compatible servers label their streams badly.
+ * speaks its format; one that is no event stream fails first (see eventStreamBody).
  */
 export function readChatStream<S extends v.GenericSchema>(response: Response, wire: ChatWire<S>, request: ChatRequest, call: UpstreamCall): ChatStream {
-  if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
-  const contentType = response.headers.get("content-type");
-  if (contentType !== null) {
-    const mediaType = mediaTypeOf(contentType);
-    if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
-  }
+  const body = eventStreamBody(response);
   const native = request.native?.format === wire.format;
   const answers = request.native?.answers ?? 1;
   const decode = chainSteps(wire.decodeStream(call.now, native, answers), boundHeldParts(call.maxBodyBytes, wire.finishesAnswers?.(answers)));
-  return { parts: readSseBody(response.body, decode, call.signal, call.maxBodyBytes), native };
+  return { parts: readSseBody(body, decode, call.signal, call.maxBodyBytes), native };
 }
 
 /**

@@ -32,3 +32,19 @@ export function wrongKindOfBody(response: Response, mediaType: string, expected:
   response.body?.cancel().catch(() => {});
   return new UpstreamError("protocol", `upstream answered ${mediaType} instead of ${expected}`);
 }
+
+/**
+ * The body of a 2xx answer to a streamed request, or a protocol failure before any byte reaches
+ * the caller when there is none or it is labelled JSON or HTML (an upstream that ignored
+ * `stream`, an error page). Any other label, or none, is read as SSE, since some
+ * OpenAI-compatible servers label their streams badly.
+ */
+export function eventStreamBody(response: Response): ReadableStream<Uint8Array> {
+  if (!response.body) throw new UpstreamError("protocol", "upstream sent no stream body");
+  const contentType = response.headers.get("content-type");
+  if (contentType !== null) {
+    const mediaType = mediaTypeOf(contentType);
+    if (mediaType === "application/json" || mediaType === "text/html") throw wrongKindOfBody(response, mediaType, "an event stream");
+  }
+  return response.body;
+}

@@ -6,12 +6,16 @@ import { speechDurationSeconds, synthesizeSpeechSamples } from "../../src/audio/
 import { sleep } from "./common.ts";
 import type { TestGateway } from "./gateway.ts";
 import { openAiErrorBody } from "./openai-upstream.ts";
+import { BEHAVIOR_DEFAULTS, replaySse, type LoopbackBehavior } from "./loopback-upstream.ts";
 
 /**
  * A loopback OpenAI-compatible upstream for the non-chat endpoints (Bun.serve on 127.0.0.1,
  * port 0; its `url` ends in /v1 like a channel's base_url): POST /v1/embeddings, /v1/rerank
  * (Cohere/Jina style), /v1/images/generations, /v1/audio/speech (streamed in chunks) and
  * /v1/audio/transcriptions + /v1/audio/translations (multipart, read with request.formData()).
+ * Asked to stream (speech's `stream_format: "sse"`, a transcription's `stream=true`, images'
+ * `stream: true`), it replays a recorded SSE fixture event by event, as the chat upstreams do;
+ * like OpenAI, it ignores `stream` for whisper-1 and answers that transcript whole.
  *
  * Every request is recorded (path, headers, JSON body or multipart fields and the file's
  * size and SHA-256). `failNext(n, status)` answers the next n requests with an OpenAI error
@@ -44,7 +48,13 @@ export interface MediaRequest {
   file: UploadedFile | null;
 }
 
-export interface MediaBehavior {
+/** The recorded event streams the upstream replays. */
+export const STREAM_FIXTURES = { speech: "openai-speech-stream.sse", transcription: "openai-transcription-stream.sse", images: "openai-image-stream.sse" } as const;
+
+/** How an event stream is replayed (see LoopbackBehavior). */
+type StreamReplay = Pick<LoopbackBehavior, "chunkDelayMs" | "cutAfterEvents" | "streamEnd" | "dropWhen" | "byteChunkSize">;
+
+export interface MediaBehavior extends StreamReplay {
   /** Image answers: by the request's response_format (default), or always one kind. */
   imageFormat: "as-requested" | "url" | "b64_json";
   /**
@@ -59,9 +69,22 @@ export interface MediaBehavior {
   speechChunks: number;
   /** Wait between two speech chunks. */
   speechChunkDelayMs: number;
+  /** Answers the request itself, replacing the upstream's answer. */
+  script?: (request: MediaRequest) => Response | Promise<Response>;
 }
 
-const DEFAULTS: MediaBehavior = { imageFormat: "as-requested", revisedPrompt: true, embeddingEncoding: "as-requested", speechChunks: 4, speechChunkDelayMs: 0 };
+const DEFAULTS: MediaBehavior = {
+  imageFormat: "as-requested",
+  revisedPrompt: true,
+  embeddingEncoding: "as-requested",
+  speechChunks: 4,
+  speechChunkDelayMs: 0,
+  chunkDelayMs: BEHAVIOR_DEFAULTS.chunkDelayMs,
+  streamEnd: BEHAVIOR_DEFAULTS.streamEnd,
+  byteChunkSize: BEHAVIOR_DEFAULTS.byteChunkSize,
+};
+
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 export interface MediaUpstream {
   /** http://127.0.0.1:{port}/v1 */
@@ -233,8 +256,10 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     return recorded;
   }
 
-  function answer(request: MediaRequest): Response {
+  function answer(request: MediaRequest): Response | Promise<Response> {
+    if (behavior.script) return behavior.script(request);
     const { path, body } = request;
+    const replay = (name: string) => replaySse(name, behavior, SSE_HEADERS);
     if (path === "/v1/embeddings") {
       // OpenAI's four input forms: a text, texts, one token-ID array, token-ID arrays.
       const single = typeof body.input === "string" || typeof body.input[0] === "number";
@@ -256,6 +281,7 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
       return Response.json({ id: "rerank-upstream", results, usage: { total_tokens: upstreamRerankTokens(body.query, docs) } });
     }
     if (path === "/v1/images/generations") {
+      if (body.stream === true) return replay(STREAM_FIXTURES.images);
       const format = behavior.imageFormat === "as-requested" ? (body.response_format ?? "url") : behavior.imageFormat;
       const nulls = behavior.revisedPrompt === "null";
       const revised = nulls ? { revised_prompt: null } : behavior.revisedPrompt ? { revised_prompt: upstreamRevisedPrompt(body.prompt) } : {};
@@ -269,6 +295,7 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
       return Response.json({ created: 1_700_000_000, data, ...gptImage });
     }
     if (path === "/v1/audio/speech") {
+      if (body.stream_format === "sse") return replay(STREAM_FIXTURES.speech);
       const format = body.response_format ?? "mp3";
       const bytes = upstreamSpeechBytes(body.input, format);
       return new Response(speechStream(bytes, behavior, speech), { headers: { "content-type": UPSTREAM_SPEECH_TYPES[format] ?? "application/octet-stream" } });
@@ -276,6 +303,7 @@ export function startOpenAiMediaUpstream(initial: Partial<MediaBehavior> = {}): 
     if (path === "/v1/audio/transcriptions" || path === "/v1/audio/translations") {
       if (!request.file) return Response.json({ error: { message: "file is required", type: "invalid_request_error", param: "file", code: null } }, { status: 400 });
       const task = path.endsWith("translations") ? "translate" : "transcribe";
+      if (request.fields.stream === "true" && request.fields.model !== "whisper-1") return replay(STREAM_FIXTURES.transcription);
       const { body: text, contentType } = upstreamTranscriptBody(upstreamTranscriptText(task, request.file), request.fields.response_format ?? "json", task);
       return new Response(text, { headers: { "content-type": contentType } });
     }

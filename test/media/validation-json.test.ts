@@ -175,7 +175,7 @@ describe("POST /v1/audio/speech", () => {
     ["speed 0.24", { ...SPEECH, speed: 0.24 }, "'speed'"],
     ["speed 4.01", { ...SPEECH, speed: 4.01 }, "'speed'"],
     ["speed \"fast\"", { ...SPEECH, speed: "fast" }, "'speed'"],
-    ["stream_format sse (events are not served)", { ...SPEECH, stream_format: "sse" }, "'stream_format'"],
+    ["stream_format x (neither audio nor sse)", { ...SPEECH, stream_format: "x" }, "'stream_format'"],
     ["a transcription model (wrong mode)", { ...SPEECH, model: "demo-transcribe" }, "demo-transcribe"],
   ];
   for (const [label, body, mentions] of cases) test(`${label} → 400`, () => refused("/v1/audio/speech", body, mentions));

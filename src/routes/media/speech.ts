@@ -2,7 +2,8 @@ import * as v from "valibot";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
-import { SPEECH_FORMATS, type SpeechRequest } from "../../canonical/media.ts";
+import { SPEECH_FORMATS, SPEECH_STREAM_END, type SpeechRequest } from "../../canonical/media.ts";
+import { chargedUnlessBroken } from "../../dispatch/media-dispatcher.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema } from "../../lib/schemas.ts";
@@ -10,6 +11,7 @@ import { numberInRange } from "../../lib/validate.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
 import { modelResponse } from "../response-headers.ts";
+import { mediaEventsResponse } from "./media-events-response.ts";
 
 /** Spec section 8: the longest text one speech request may speak. */
 const MAX_INPUT_CHARACTERS = 4096;
@@ -37,14 +39,15 @@ const SpeechRequestSchema = v.object({
   response_format: v.optional(v.picklist(SPEECH_FORMATS, `must be one of ${SPEECH_FORMATS.join(", ")}`), "mp3"),
   speed: v.optional(numberInRange(0.25, 4), 1),
   instructions: v.optional(v.string()),
-  // The audio streams as bytes; OpenAI's `sse` (speech.audio.delta events) is not served.
-  stream_format: v.optional(v.literal("audio", "must be 'audio': speech as events ('sse') is not served")),
+  // `audio`: the bytes as they come; `sse`: OpenAI's speech.audio.delta events, then speech.audio.done.
+  stream_format: v.optional(v.picklist(["audio", "sse"], "must be 'audio' or 'sse'"), "audio"),
 });
 
 /**
- * POST /v1/audio/speech (spec 4.9): the audio streams through as the upstream sends it.
- * Priced per 1K characters, so the hold is the exact cost; a client that stops listening
- * halfway still pays for the whole text, which the upstream was asked to speak and bills.
+ * POST /v1/audio/speech (spec 4.9): the audio streams through as the upstream sends it, as
+ * bytes or as OpenAI's events. Priced per 1K characters, so the hold is the exact cost; a
+ * client that stops listening halfway still pays for the whole text, which the upstream was
+ * asked to speak and bills.
  */
 export function speechRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(services, "audio"), async (c) => {
@@ -60,14 +63,19 @@ export function speechRoutes(services: Services) {
       speed: body.speed,
       instructions: body.instructions,
     };
-    const served = await services.media.stream(
-      model,
-      "speak",
-      meter,
-      c.req.raw.signal,
-      (adapter, call) => adapter.speak(request, call),
-      usage,
-    );
+    const signal = c.req.raw.signal;
+    if (body.stream_format === "sse") {
+      const served = await services.media.streamEvents(
+        model,
+        "streamSpeech",
+        meter,
+        signal,
+        async (adapter, call) => ({ kind: "events" as const, events: await adapter.streamSpeech(request, call) }),
+        chargedUnlessBroken(usage),
+      );
+      return mediaEventsResponse(served.value.events, SPEECH_STREAM_END, { rateLimitHeaders, served, requestId: c.get("requestId") });
+    }
+    const served = await services.media.stream(model, "speak", meter, signal, (adapter, call) => adapter.speak(request, call), usage);
     return modelResponse(served.value.body, { "content-type": served.value.contentType }, { rateLimitHeaders, served, requestId: c.get("requestId") });
   });
 }

@@ -1,4 +1,6 @@
 import type { MediaAdapter } from "../adapter.ts";
+import type { SpeechRequest } from "../../canonical/media.ts";
+import type { UpstreamWarnings } from "../warnings.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
 import { estimateEmbeddingTokens } from "../../canonical/estimate-prompt-tokens.ts";
@@ -7,6 +9,7 @@ import { UpstreamError } from "../upstream-error.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
 import { scoreDocumentsBm25 } from "./mock-rerank.ts";
 import { mockSpeech } from "./mock-speech.ts";
+import { mockSpeechEvents } from "./mock-media-events.ts";
 import { mockTranscript } from "./mock-transcript.ts";
 import { renderMockImage } from "./render-mock-image.ts";
 
@@ -71,8 +74,13 @@ export const mockMediaAdapter: MediaAdapter = {
   },
 
   async speak(request, call) {
-    if (request.instructions) call.warnings.add("instructions", "the demo voice speaks one way and takes no instructions");
+    warnInstructions(request, call.warnings);
     return { body: mockSpeech(request.input, request.speed, request.format), contentType: SPEECH_CONTENT_TYPES[request.format] };
+  },
+
+  async streamSpeech(request, call) {
+    warnInstructions(request, call.warnings);
+    return mockSpeechEvents(request);
   },
 
   async transcribe(request, call) {
@@ -86,3 +94,8 @@ export const mockMediaAdapter: MediaAdapter = {
     return { kind: "transcript", transcript };
   },
 };
+
+/** The demo voice speaks one way: a caller who asked for another is told. */
+function warnInstructions(request: SpeechRequest, warnings: UpstreamWarnings): void {
+  if (request.instructions) warnings.add("instructions", "the demo voice speaks one way and takes no instructions");
+}

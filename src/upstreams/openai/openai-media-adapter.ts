@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
-import type { GeneratedImage, SpeechFormat } from "../../canonical/media.ts";
+import type { MediaAdapter, MediaEvents, UpstreamCall } from "../adapter.ts";
+import { SPEECH_STREAM_END, type GeneratedImage, type MediaStreamEnd, type SpeechFormat, type SpeechRequest } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
 import { isJsonTranscriptFormat, type Transcript } from "../../canonical/transcript.ts";
@@ -8,7 +8,9 @@ import { decodeFloat32Base64 } from "../../lib/float32-base64.ts";
 import { postJson, postToUpstream } from "../http.ts";
 import { readJsonAs, readText } from "../read-body.ts";
 import { UpstreamError } from "../upstream-error.ts";
-import { firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
+import { eventStreamBody, firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
+import { readSseBody } from "../../streams/sse.ts";
+import { decodeOpenAiMediaEvents } from "../../translate/openai-media/decode-media-events.ts";
 import { believableUsage, nullAsAbsent, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 import { jsonOrUndefined } from "../../lib/parse-json.ts";
@@ -105,6 +107,23 @@ function imageTypeOfBase64(base64: string): string {
   return "image/png";
 }
 
+/** A speech request as OpenAI's API takes it; what the caller left out stays undefined, which JSON leaves out. */
+function speechBody(request: SpeechRequest, call: UpstreamCall) {
+  return {
+    model: call.upstreamModel,
+    input: request.input,
+    voice: request.voice,
+    response_format: request.format,
+    speed: request.speed,
+    instructions: request.instructions,
+  };
+}
+
+/** A 2xx answer streamed as OpenAI's media events, each relayed as it came, until `end`. */
+function readMediaEvents(response: Response, end: MediaStreamEnd, call: UpstreamCall): MediaEvents {
+  return readSseBody(eventStreamBody(response), decodeOpenAiMediaEvents(end), call.signal, call.maxBodyBytes);
+}
+
 /**
  * The non-chat endpoints of any OpenAI-compatible API at the channel's base URL (which
  * includes /v1); rerank is the Cohere/Jina-style /rerank such servers expose.
@@ -169,21 +188,18 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async speak(request, call) {
-    const body = {
-      model: call.upstreamModel,
-      input: request.input,
-      voice: request.voice,
-      response_format: request.format,
-      speed: request.speed,
-      instructions: request.instructions,
-    };
-    const response = await post(call, "/audio/speech", body);
+    const response = await post(call, "/audio/speech", speechBody(request, call));
     if (!response.body) throw new UpstreamError("protocol", "upstream sent no audio");
     const contentType = firstContentType(response.headers.get("content-type")) ?? SPEECH_CONTENT_TYPES[request.format];
     const mediaType = mediaTypeOf(contentType);
     // An error object or page with a 200 status is no audio; some servers label audio octet-stream.
     if (!mediaType.startsWith("audio/") && mediaType !== "application/octet-stream") throw wrongKindOfBody(response, mediaType, "audio");
     return { body: response.body, contentType };
+  },
+
+  async streamSpeech(request, call) {
+    const response = await post(call, "/audio/speech", { ...speechBody(request, call), stream_format: "sse" });
+    return readMediaEvents(response, SPEECH_STREAM_END, call);
   },
 
   async transcribe(request, call) {

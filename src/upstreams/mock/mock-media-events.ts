@@ -1,0 +1,46 @@
+import type { StreamPart } from "../../canonical/chat.ts";
+import type { SpeechRequest } from "../../canonical/media.ts";
+import { speechDurationSeconds } from "../../audio/synthesize-speech-samples.ts";
+import { bytesToBase64 } from "../../lib/base64.ts";
+import { estimateTokens } from "../../lib/estimate-tokens.ts";
+import { batchesFrom } from "../../streams/batch-source.ts";
+import type { MediaEvents } from "../adapter.ts";
+import { mockSpeech } from "./mock-speech.ts";
+
+/**
+ * The demo models' own count of audio tokens (OpenAI's audio models report theirs in the
+ * usage of their events); the gateway bills audio by characters and minutes, not by it.
+ */
+const MOCK_AUDIO_TOKENS_PER_SECOND = 10;
+
+/** One event of OpenAI's media streams, named by its type as its data says it, as an upstream would send it. */
+export function mediaEvent(type: string, fields: Record<string, unknown>): StreamPart {
+  const body = { type, ...fields };
+  return { type: "native", event: { event: type, data: JSON.stringify(body) }, body };
+}
+
+/** OpenAI's token usage of an audio model's events: `input` and `output` tokens and their sum. */
+export function tokenUsage(input: number, output: number) {
+  return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+}
+
+/** Tokens of `seconds` of audio, by the demo models' own count. */
+export const mockAudioTokens = (seconds: number) => Math.ceil(seconds * MOCK_AUDIO_TOKENS_PER_SECOND);
+
+/** Each piece of the mock voice's audio as a speech.audio.delta event, as it is made, then speech.audio.done. */
+async function* speechEvents(request: SpeechRequest): AsyncGenerator<StreamPart, void> {
+  const reader = mockSpeech(request.input, request.speed, request.format).getReader();
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) yield mediaEvent("speech.audio.delta", { audio: bytesToBase64(next.value) });
+  } finally {
+    // A caller that hangs up stops the audio being made.
+    await reader.cancel();
+  }
+  const seconds = speechDurationSeconds(request.input, request.speed);
+  yield mediaEvent("speech.audio.done", { usage: tokenUsage(estimateTokens(request.input), mockAudioTokens(seconds)) });
+}
+
+/** The mock voice's speech as OpenAI's events, made a piece at a time while they are read (see mockSpeech). */
+export function mockSpeechEvents(request: SpeechRequest): MediaEvents {
+  return batchesFrom(speechEvents(request));
+}

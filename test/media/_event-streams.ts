@@ -1,0 +1,153 @@
+/**
+ * The set-up shared by the tests of media answers streamed as events (speech with
+ * `stream_format: "sse"`, transcriptions and images with `stream`): a gateway, two loopback
+ * OpenAI media upstreams (`primary` behind the high-priority channels, `backup` behind the
+ * failover ones), each modality's request through the official SDK and through plain fetch,
+ * and the accounts and books checks.
+ */
+import { expect } from "bun:test";
+import OpenAI from "openai";
+import { Stream } from "openai/streaming";
+import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { createChannel, startOpenAiMediaUpstream, STREAM_FIXTURES, type MediaUpstream } from "../helpers/openai-media-upstream.ts";
+import { readFixture } from "../helpers/loopback-upstream.ts";
+import { newAccount } from "../billing/_inprocess.ts";
+
+export type Target = "mock" | "openai";
+export const TARGETS: Target[] = ["mock", "openai"];
+
+/**
+ * The models of each modality: the demo mock's, an openai channel's (sent upstream as
+ * `upstream`), and one served by `backup` after a `primary` failure.
+ */
+export const MODELS = {
+  speech: { mock: "demo-tts", openai: "ev-tts", upstream: "gpt-4o-mini-tts", failover: "ev-tts-failover" },
+} as const;
+export type ModalityName = keyof typeof MODELS;
+
+/** 1 USD per 1K characters: 1,000 micro-USD a character. */
+const SPEECH_MICROS_PER_CHARACTER = 1_000;
+export const SPEECH_TEXT = "The harbour lights came on one by one.";
+
+/** What one modality's streamed request is, and costs, in these tests. */
+export interface Modality {
+  name: ModalityName;
+  /** The type of the event that ends its stream. */
+  end: string;
+  /** Through the SDK: the events as the SDK parses them, and the response (for its headers). */
+  sdk(client: OpenAI, model: string): Promise<{ events: AsyncIterable<any>; response: Response }>;
+  /** The same request over fetch, for a test that reads the body itself. */
+  send(gw: TestGateway, key: string, model: string, signal?: AbortSignal): Promise<Response>;
+  /** The stream the openai upstream replays (STREAM_FIXTURES). */
+  fixture: string;
+  /** What the whole request costs, in micro-USD. */
+  cost: Record<Target, number>;
+  /** What a client that hangs up after the openai upstream's first event pays (the non-streamed form's rule). */
+  hangUpCost: number;
+}
+
+export const MODALITIES: Record<ModalityName, Modality> = {
+  speech: {
+    name: "speech",
+    end: "speech.audio.done",
+    async sdk(client, model) {
+      // The SDK hands speech back as a raw Response; its own SSE parser reads the events.
+      const response = await client.audio.speech.create({ model, input: SPEECH_TEXT, voice: "alloy", stream_format: "sse" });
+      return { events: Stream.fromSSEResponse(response, new AbortController()), response };
+    },
+    send: (gw, key, model, signal) =>
+      gw.fetch("/v1/audio/speech", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model, input: SPEECH_TEXT, stream_format: "sse" }), signal }),
+    fixture: STREAM_FIXTURES.speech,
+    cost: { mock: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER, openai: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER },
+    // The whole text, as for the audio form: the upstream was asked to speak it, and bills it.
+    hangUpCost: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER,
+  },
+};
+
+export interface EventStreamWorld {
+  gw: TestGateway;
+  primary: MediaUpstream;
+  backup: MediaUpstream;
+  client: OpenAI;
+  close(): Promise<void>;
+}
+
+/** A gateway with the demo mock channel, and openai channels on two loopback upstreams, every modality's models priced. */
+export async function startEventStreamWorld(): Promise<EventStreamWorld> {
+  const gw = await startTestGateway({ strictPricing: true });
+  const primary = startOpenAiMediaUpstream();
+  const backup = startOpenAiMediaUpstream();
+  const models = Object.values(MODELS);
+  const prices = { mode: "speech", per_1k_characters: SPEECH_MICROS_PER_CHARACTER / 1_000 };
+  for (const model of models.flatMap((m) => [m.mock, m.openai, m.failover])) expect((await gw.admin("POST", "/v1/admin/prices", { model, ...prices })).status).toBe(200);
+  const modelMap = Object.fromEntries(models.map((m) => [m.openai, m.upstream]));
+  await createChannel(gw, { name: "primary", type: "openai", base_url: primary.url, api_key: "sk-primary", models: models.map((m) => m.failover), model_map: modelMap, priority: 10 });
+  await createChannel(gw, { name: "backup", type: "openai", base_url: backup.url, api_key: "sk-backup", models: models.map((m) => m.failover) });
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: gw.demoKey, maxRetries: 0, timeout: 10_000 });
+  return {
+    gw,
+    primary,
+    backup,
+    client,
+    async close() {
+      await gw.close();
+      await primary.close();
+      await backup.close();
+    },
+  };
+}
+
+/** An SDK client for a new account of `micros`; its id, to read its books by. */
+export async function accountClient(gw: TestGateway, micros: number): Promise<{ id: string; key: string; client: OpenAI }> {
+  const { id, key } = await newAccount(gw, micros);
+  return { id, key, client: new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0, timeout: 10_000 }) };
+}
+
+/** Every event the SDK yields, until its stream ends or raises; the error it raised, if it did. */
+export async function collect(events: AsyncIterable<any>): Promise<{ events: any[]; error: any }> {
+  const seen: any[] = [];
+  try {
+    for await (const event of events) seen.push(event);
+  } catch (error) {
+    return { events: seen, error };
+  }
+  return { events: seen, error: null };
+}
+
+/** The events of a recorded upstream stream, as the upstream sends them (each block with its blank line). */
+export function fixtureBlocks(name: string): string[] {
+  return readFixture(name).split(/(?<=\n\n)/).filter((block) => block.trim() !== "");
+}
+
+/** An SSE answer that sends `blocks[0]`, then the rest only once `release` settles. */
+export function firstThenWait(blocks: string[], release: Promise<unknown>): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      controller.enqueue(encoder.encode(blocks[0]!));
+      await release;
+      for (const block of blocks.slice(1)) controller.enqueue(encoder.encode(block));
+      controller.close();
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** An SSE answer of the given blocks, ended cleanly. */
+export function sseAnswer(blocks: string[]): Response {
+  return new Response(blocks.join(""), { headers: { "content-type": "text/event-stream" } });
+}
+
+/** The body's reads, as text, each as it came: a read that held several events would show them batched. */
+export async function readsOf(response: Response): Promise<string[]> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const reads: string[] = [];
+  for (let next = await reader.read(); !next.done; next = await reader.read()) reads.push(decoder.decode(next.value, { stream: true }));
+  return reads;
+}
+
+/** The `type` of each data line's JSON in an SSE text, in order. */
+export function eventTypes(sse: string): string[] {
+  return [...sse.matchAll(/^data: (.*)$/gm)].map((match) => JSON.parse(match[1]!).type);
+}
