@@ -132,6 +132,9 @@ export interface MediaStreamEnd {
 /** The end of speech streamed as events (`stream_format: "sse"`). */
 export const SPEECH_STREAM_END: MediaStreamEnd = { type: "speech.audio.done", count: 1 };
 
+/** The end of a streamed transcription (`stream=true`). */
+export const TRANSCRIPT_STREAM_END: MediaStreamEnd = { type: "transcript.text.done", count: 1 };
+
 export interface SpeechResult {
   /** The audio as the upstream sends it, not buffered. */
   body: ReadableStream<Uint8Array>;

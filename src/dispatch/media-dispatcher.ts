@@ -7,7 +7,7 @@ import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { tapBatches, tapStream, type StreamEnd } from "../streams/tap-stream.ts";
 import type { NativePart } from "../translate/relay-native.ts";
-import type { MediaAdapter, MediaCapability, MediaEvents, UpstreamCall } from "../upstreams/adapter.ts";
+import type { EventsAnswer, MediaAdapter, MediaCapability, UpstreamCall } from "../upstreams/adapter.ts";
 import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
 import { afterFirstChunk } from "../upstreams/read-body.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
@@ -17,12 +17,6 @@ import type { Served } from "./with-failover.ts";
 
 /** An adapter known to have capability C (channels without it are never tried). */
 type Capable<C extends MediaCapability> = Required<Pick<MediaAdapter, C>>;
-
-/** A streamed answer as it is served: its events (see MediaEvents). */
-export interface EventsAnswer {
-  kind: "events";
-  events: MediaEvents;
-}
 
 /**
  * How a streamed media answer is charged. Its units are known before the call, as for its

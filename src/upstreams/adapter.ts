@@ -74,6 +74,12 @@ export interface ChatAdapter {
  */
 export type MediaEvents = BatchSource<StreamPart>;
 
+/** A streamed answer as an adapter gives it: its events. */
+export interface EventsAnswer {
+  kind: "events";
+  events: MediaEvents;
+}
+
 /**
  * The non-chat endpoints of one upstream kind; a kind leaves out what its API lacks. Like
  * chat, each rejects with UpstreamError before any output exists, so failover can move on;
@@ -86,8 +92,13 @@ export interface MediaAdapter {
   /** Resolves once the upstream accepted the request; the audio then streams. */
   speak?(request: SpeechRequest, call: UpstreamCall): Promise<SpeechResult>;
   /** The speech as OpenAI's speech.audio.delta events, then speech.audio.done (`stream_format: "sse"`). */
-  streamSpeech?(request: SpeechRequest, call: UpstreamCall): Promise<MediaEvents>;
+  streamSpeech?(request: SpeechRequest, call: UpstreamCall): Promise<EventsAnswer>;
   transcribe?(request: TranscriptionRequest, call: UpstreamCall): Promise<TranscriptionResult>;
+  /**
+   * The transcript as OpenAI's transcript.text.* events (`stream=true`), or the whole transcript
+   * of an upstream that ignores `stream`, as OpenAI's whisper-1 does.
+   */
+  streamTranscript?(request: TranscriptionRequest, call: UpstreamCall): Promise<EventsAnswer | TranscriptionResult>;
 }
 
 /** One capability of MediaAdapter, named as its method. */

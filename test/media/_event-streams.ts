@@ -6,12 +6,13 @@
  * and the accounts and books checks.
  */
 import { expect } from "bun:test";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { Stream } from "openai/streaming";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { createChannel, startOpenAiMediaUpstream, STREAM_FIXTURES, type MediaUpstream } from "../helpers/openai-media-upstream.ts";
 import { readFixture } from "../helpers/loopback-upstream.ts";
 import { newAccount } from "../billing/_inprocess.ts";
+import { encodeWav } from "../../src/audio/encode-wav.ts";
 
 export type Target = "mock" | "openai";
 export const TARGETS: Target[] = ["mock", "openai"];
@@ -22,12 +23,32 @@ export const TARGETS: Target[] = ["mock", "openai"];
  */
 export const MODELS = {
   speech: { mock: "demo-tts", openai: "ev-tts", upstream: "gpt-4o-mini-tts", failover: "ev-tts-failover" },
+  transcription: { mock: "demo-transcribe", openai: "ev-transcribe", upstream: "gpt-4o-transcribe", failover: "ev-transcribe-failover" },
 } as const;
 export type ModalityName = keyof typeof MODELS;
 
 /** 1 USD per 1K characters: 1,000 micro-USD a character. */
 const SPEECH_MICROS_PER_CHARACTER = 1_000;
 export const SPEECH_TEXT = "The harbour lights came on one by one.";
+const SPEECH_COST = SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER;
+
+/** 0.6 USD a minute: 10,000 micro-USD a second. */
+const TRANSCRIPTION_MICROS_PER_SECOND = 10_000;
+/** Three seconds of silence, as a WAV file's header says. */
+const TRANSCRIPTION_SECONDS = 3;
+export const TRANSCRIPTION_WAV = encodeWav(new Int16Array(TRANSCRIPTION_SECONDS * 8_000), 8_000);
+const TRANSCRIPTION_COST = TRANSCRIPTION_SECONDS * TRANSCRIPTION_MICROS_PER_SECOND;
+
+/** The multipart body of a transcription of TRANSCRIPTION_WAV with `fields`. */
+export function transcriptionForm(fields: Record<string, string>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append("file", new Blob([TRANSCRIPTION_WAV as Uint8Array<ArrayBuffer>], { type: "audio/wav" }), "harbour.wav");
+  return form;
+}
+
+/** TRANSCRIPTION_WAV as the SDK uploads a file. */
+export const transcriptionFile = () => toFile(TRANSCRIPTION_WAV, "harbour.wav", { type: "audio/wav" });
 
 /** What one modality's streamed request is, and costs, in these tests. */
 export interface Modality {
@@ -38,6 +59,8 @@ export interface Modality {
   sdk(client: OpenAI, model: string): Promise<{ events: AsyncIterable<any>; response: Response }>;
   /** The same request over fetch, for a test that reads the body itself. */
   send(gw: TestGateway, key: string, model: string, signal?: AbortSignal): Promise<Response>;
+  /** The model's price (a POST /v1/admin/prices body without the model). */
+  price: Record<string, unknown>;
   /** The stream the openai upstream replays (STREAM_FIXTURES). */
   fixture: string;
   /** What the whole request costs, in micro-USD. */
@@ -57,10 +80,26 @@ export const MODALITIES: Record<ModalityName, Modality> = {
     },
     send: (gw, key, model, signal) =>
       gw.fetch("/v1/audio/speech", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model, input: SPEECH_TEXT, stream_format: "sse" }), signal }),
+    price: { mode: "speech", per_1k_characters: SPEECH_MICROS_PER_CHARACTER / 1_000 },
     fixture: STREAM_FIXTURES.speech,
-    cost: { mock: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER, openai: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER },
+    cost: { mock: SPEECH_COST, openai: SPEECH_COST },
     // The whole text, as for the audio form: the upstream was asked to speak it, and bills it.
-    hangUpCost: SPEECH_TEXT.length * SPEECH_MICROS_PER_CHARACTER,
+    hangUpCost: SPEECH_COST,
+  },
+  transcription: {
+    name: "transcription",
+    end: "transcript.text.done",
+    async sdk(client, model) {
+      const { data, response } = await client.audio.transcriptions.create({ model, file: await transcriptionFile(), stream: true }).withResponse();
+      return { events: data, response };
+    },
+    send: (gw, key, model, signal) =>
+      gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: transcriptionForm({ model, stream: "true" }), signal }),
+    price: { mode: "transcription", per_minute: (TRANSCRIPTION_MICROS_PER_SECOND * 60) / 1e6 },
+    fixture: STREAM_FIXTURES.transcription,
+    cost: { mock: TRANSCRIPTION_COST, openai: TRANSCRIPTION_COST },
+    // The whole file, as a whole answer whose client leaves once it has begun is charged.
+    hangUpCost: TRANSCRIPTION_COST,
   },
 };
 
@@ -78,8 +117,10 @@ export async function startEventStreamWorld(): Promise<EventStreamWorld> {
   const primary = startOpenAiMediaUpstream();
   const backup = startOpenAiMediaUpstream();
   const models = Object.values(MODELS);
-  const prices = { mode: "speech", per_1k_characters: SPEECH_MICROS_PER_CHARACTER / 1_000 };
-  for (const model of models.flatMap((m) => [m.mock, m.openai, m.failover])) expect((await gw.admin("POST", "/v1/admin/prices", { model, ...prices })).status).toBe(200);
+  for (const modality of Object.values(MODALITIES)) {
+    const { mock, openai, failover } = MODELS[modality.name];
+    for (const model of [mock, openai, failover]) expect((await gw.admin("POST", "/v1/admin/prices", { model, ...modality.price })).status).toBe(200);
+  }
   const modelMap = Object.fromEntries(models.map((m) => [m.openai, m.upstream]));
   await createChannel(gw, { name: "primary", type: "openai", base_url: primary.url, api_key: "sk-primary", models: models.map((m) => m.failover), model_map: modelMap, priority: 10 });
   await createChannel(gw, { name: "backup", type: "openai", base_url: backup.url, api_key: "sk-backup", models: models.map((m) => m.failover) });

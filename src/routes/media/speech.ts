@@ -65,14 +65,7 @@ export function speechRoutes(services: Services) {
     };
     const signal = c.req.raw.signal;
     if (body.stream_format === "sse") {
-      const served = await services.media.streamEvents(
-        model,
-        "streamSpeech",
-        meter,
-        signal,
-        async (adapter, call) => ({ kind: "events" as const, events: await adapter.streamSpeech(request, call) }),
-        chargedUnlessBroken(usage),
-      );
+      const served = await services.media.streamEvents(model, "streamSpeech", meter, signal, (adapter, call) => adapter.streamSpeech(request, call), chargedUnlessBroken(usage));
       return mediaEventsResponse(served.value.events, SPEECH_STREAM_END, { rateLimitHeaders, served, requestId: c.get("requestId") });
     }
     const served = await services.media.stream(model, "speak", meter, signal, (adapter, call) => adapter.speak(request, call), usage);

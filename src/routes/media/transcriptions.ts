@@ -2,7 +2,8 @@ import * as v from "valibot";
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
-import type { TranscriptionRequest, TranscriptionResult } from "../../canonical/media.ts";
+import { TRANSCRIPT_STREAM_END, type TranscriptionRequest, type TranscriptionResult } from "../../canonical/media.ts";
+import { chargedUnlessBroken } from "../../dispatch/media-dispatcher.ts";
 import { TRANSCRIPT_FORMATS, type TranscriptTask } from "../../canonical/transcript.ts";
 import { isIso6391 } from "../../canonical/language-codes.ts";
 import { probeAudio, type AudioProbe } from "../../audio/probe-audio.ts";
@@ -15,6 +16,7 @@ import { receiveMultipartUpload, type ReceivedUpload } from "../../uploads/recei
 import { admitRequest, refuseIfRateLimited } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
 import { modelResponse } from "../response-headers.ts";
+import { mediaEventsResponse } from "./media-events-response.ts";
 
 /**
  * Text fields are held in memory. One may be a speaker reference of gpt-4o-transcribe-diarize
@@ -33,8 +35,8 @@ const TranscriptionFieldsSchema = v.object({
   prompt: v.optional(v.string()),
   response_format: v.optional(v.picklist(TRANSCRIPT_FORMATS, `must be one of ${TRANSCRIPT_FORMATS.join(", ")}`), "json"),
   temperature: v.optional(v.pipe(v.string(), v.nonEmpty("must be a number between 0 and 1"), v.transform(Number), numberInRange(0, 1))),
-  // Answered as one body: a caller asking for transcript events would read none from it.
-  stream: v.optional(v.picklist(["false"], "streamed transcripts are not served; leave out 'stream'")),
+  // As the SDK sends a boolean in a form; `true` answers OpenAI's transcript.text.* events.
+  stream: v.optional(v.picklist(["true", "false"], "must be 'true' or 'false'")),
 });
 
 /** The multipart body, spooled to a temp file; a client that hangs up mid-upload is a 499. */
@@ -73,7 +75,10 @@ function billedSeconds(result: TranscriptionResult, probe: AudioProbe): number {
 /**
  * POST /v1/audio/transcriptions and /v1/audio/translations (spec 4.10, 4.11): the upload is
  * streamed to a temp file under the size cap, its duration read from its header, and priced
- * per minute. The temp file is removed once the response is built, whatever happened.
+ * per minute. A transcription may stream as events (`stream=true`); a client that hangs up
+ * once they have begun pays for the whole file, as one that leaves a whole answer once it has
+ * begun does. The temp file is removed once the response is built, whatever happened: the
+ * upstream has read the upload by the time it answers.
  */
 export function transcriptionRoutes(services: Services) {
   const auth = requireApiKey(services, "audio");
@@ -86,6 +91,9 @@ export function transcriptionRoutes(services: Services) {
       if (task === "translate" && fields.response_format === "diarized_json") {
         throw badRequest("Invalid 'response_format': diarized_json is a transcription's; a translation is json, text, srt, verbose_json or vtt", "response_format");
       }
+      const stream = fields.stream === "true";
+      // OpenAI's API reference documents no stream of a translation, which its SDK sends whole.
+      if (task === "translate" && stream) throw badRequest("Invalid 'stream': a translation is answered whole; only transcriptions stream", "stream");
       const { file } = upload;
       if (!file) throw badRequest("'file' is required");
       if (file.size === 0) throw badRequest("Invalid 'file': the file is empty");
@@ -99,7 +107,7 @@ export function transcriptionRoutes(services: Services) {
       const model = fields.model ?? defaultModelFor(services, c.get("principal"), "transcription");
       const usageOf = (audioSeconds: number) => ({ inputTokens: 0, outputTokens: 0, audioSeconds });
       // Held at whole seconds: an upstream that bills whole seconds (OpenAI's usage) charges no more.
-      const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream: false, maxUsage: usageOf(Math.ceil(probe.durationSeconds)) });
+      const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "transcription", stream, maxUsage: usageOf(Math.ceil(probe.durationSeconds)) });
       const request: TranscriptionRequest = {
         model,
         task,
@@ -111,16 +119,19 @@ export function transcriptionRoutes(services: Services) {
         // A text field named "file" beside the file part is not sent: the upstream reads one file.
         extraFields: upload.entries.filter(([name]) => name !== "file" && !Object.hasOwn(TranscriptionFieldsSchema.entries, name)),
       };
-      const served = await services.media.call(
-        model,
-        "transcribe",
-        meter,
-        c.req.raw.signal,
-        (adapter, call) => adapter.transcribe(request, call),
-        (result) => usageOf(billedSeconds(result, probe)),
-      );
+      const signal = c.req.raw.signal;
+      const wholeUsage = (result: TranscriptionResult) => usageOf(billedSeconds(result, probe));
+      // A stream's transcript is billed at the header's length: its end event counts tokens, not seconds.
+      const served = stream
+        ? await services.media.streamEvents(model, "streamTranscript", meter, signal, (adapter, call) => adapter.streamTranscript(request, call), {
+            ...chargedUnlessBroken(usageOf(probe.durationSeconds)),
+            whole: wholeUsage,
+          })
+        : await services.media.call(model, "transcribe", meter, signal, (adapter, call) => adapter.transcribe(request, call), wholeUsage);
+      const meta = { rateLimitHeaders, served, requestId: c.get("requestId") };
+      if (served.value.kind === "events") return mediaEventsResponse(served.value.events, TRANSCRIPT_STREAM_END, meta);
       const { body, contentType } = render(served.value, request);
-      return modelResponse(body, { "content-type": contentType }, { rateLimitHeaders, served, requestId: c.get("requestId") });
+      return modelResponse(body, { "content-type": contentType }, meta);
     } finally {
       await upload.file?.remove();
     }

@@ -46,12 +46,12 @@ export function renderTranscript(t: Transcript, format: TranscriptFormat, task: 
  * labelled as OpenAI labels speakers it was not introduced to: `A`.
  */
 function toDiarizedJson(t: Transcript): Record<string, unknown> {
-  return {
-    task: "transcribe",
-    duration: t.durationSeconds,
-    text: t.text,
-    segments: t.segments.map((s) => ({ type: "transcript.text.segment", id: `seg_${s.id}`, start: s.start, end: s.end, text: s.text, speaker: "A" })),
-  };
+  return { task: "transcribe", duration: t.durationSeconds, text: t.text, segments: t.segments.map(diarizedSegment) };
+}
+
+/** One segment as diarized_json lists it, and as a diarized stream sends it in its own event. */
+export function diarizedSegment(s: TranscriptSegment) {
+  return { type: "transcript.text.segment", id: `seg_${s.id}`, start: s.start, end: s.end, text: s.text, speaker: "A" };
 }
 
 /** The `start --> end` line of a subtitle cue; SRT writes milliseconds after a comma, WebVTT after a dot. */

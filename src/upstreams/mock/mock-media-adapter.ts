@@ -1,5 +1,6 @@
-import type { MediaAdapter } from "../adapter.ts";
-import type { SpeechRequest } from "../../canonical/media.ts";
+import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
+import type { SpeechRequest, TranscriptionRequest } from "../../canonical/media.ts";
+import type { Transcript, TranscriptFormat } from "../../canonical/transcript.ts";
 import type { UpstreamWarnings } from "../warnings.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
@@ -9,7 +10,7 @@ import { UpstreamError } from "../upstream-error.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
 import { scoreDocumentsBm25 } from "./mock-rerank.ts";
 import { mockSpeech } from "./mock-speech.ts";
-import { mockSpeechEvents } from "./mock-media-events.ts";
+import { mockSpeechEvents, mockTranscriptEvents } from "./mock-media-events.ts";
 import { mockTranscript } from "./mock-transcript.ts";
 import { renderMockImage } from "./render-mock-image.ts";
 
@@ -84,16 +85,32 @@ export const mockMediaAdapter: MediaAdapter = {
   },
 
   async transcribe(request, call) {
-    for (const name of new Set(request.extraFields.map(([field]) => field))) call.warnings.add(name, "not supported by the demo transcription model; ignored");
-    const { file } = request;
-    if (file.durationSeconds > MAX_MOCK_TRANSCRIPT_SECONDS) {
-      throw new UpstreamError("status", `The mock transcription model hears at most ${MAX_MOCK_TRANSCRIPT_SECONDS} s (10 hours) of audio per request, not ${file.durationSeconds} s`, 400);
+    return { kind: "transcript", transcript: await transcriptOf(request, call) };
+  },
+
+  async streamTranscript(request, call) {
+    // As OpenAI's streaming models: they answer json and text (and diarized_json, by speaker) and refuse the timed formats.
+    if (!STREAMED_TRANSCRIPT_FORMATS.includes(request.responseFormat)) {
+      const formats = STREAMED_TRANSCRIPT_FORMATS.join(", ");
+      throw new UpstreamError("status", `The demo transcription model streams ${formats} transcripts, not ${request.responseFormat}; ask for ${request.responseFormat} without 'stream'`, 400);
     }
-    const seed = await file.read(0, Math.min(file.size, TRANSCRIPT_SEED_BYTES));
-    const transcript = mockTranscript(seed, file.durationSeconds, { translate: request.task === "translate", language: request.language });
-    return { kind: "transcript", transcript };
+    return mockTranscriptEvents(await transcriptOf(request, call), request.responseFormat);
   },
 };
+
+/** The formats the demo model streams a transcript in. */
+const STREAMED_TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ["json", "text", "diarized_json"];
+
+/** The mock's transcript of an upload, within its bound; the fields it ignores named in the warnings. */
+async function transcriptOf(request: TranscriptionRequest, call: UpstreamCall): Promise<Transcript> {
+  for (const name of new Set(request.extraFields.map(([field]) => field))) call.warnings.add(name, "not supported by the demo transcription model; ignored");
+  const { file } = request;
+  if (file.durationSeconds > MAX_MOCK_TRANSCRIPT_SECONDS) {
+    throw new UpstreamError("status", `The mock transcription model hears at most ${MAX_MOCK_TRANSCRIPT_SECONDS} s (10 hours) of audio per request, not ${file.durationSeconds} s`, 400);
+  }
+  const seed = await file.read(0, Math.min(file.size, TRANSCRIPT_SEED_BYTES));
+  return mockTranscript(seed, file.durationSeconds, { translate: request.task === "translate", language: request.language });
+}
 
 /** The demo voice speaks one way: a caller who asked for another is told. */
 function warnInstructions(request: SpeechRequest, warnings: UpstreamWarnings): void {

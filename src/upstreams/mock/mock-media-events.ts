@@ -1,10 +1,13 @@
 import type { StreamPart } from "../../canonical/chat.ts";
 import type { SpeechRequest } from "../../canonical/media.ts";
+import type { Transcript, TranscriptFormat } from "../../canonical/transcript.ts";
+import { diarizedSegment } from "../../translate/transcription/render-transcript.ts";
+import { afterTurn } from "../../lib/next-turn.ts";
 import { speechDurationSeconds } from "../../audio/synthesize-speech-samples.ts";
 import { bytesToBase64 } from "../../lib/base64.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { batchesFrom } from "../../streams/batch-source.ts";
-import type { MediaEvents } from "../adapter.ts";
+import type { EventsAnswer } from "../adapter.ts";
 import { mockSpeech } from "./mock-speech.ts";
 
 /**
@@ -41,6 +44,29 @@ async function* speechEvents(request: SpeechRequest): AsyncGenerator<StreamPart,
 }
 
 /** The mock voice's speech as OpenAI's events, made a piece at a time while they are read (see mockSpeech). */
-export function mockSpeechEvents(request: SpeechRequest): MediaEvents {
-  return batchesFrom(speechEvents(request));
+export function mockSpeechEvents(request: SpeechRequest): EventsAnswer {
+  return { kind: "events", events: batchesFrom(speechEvents(request)) };
+}
+
+/** The pieces of a transcript a stream sends: a segment each for diarized_json, else its words, each after the last one's space. */
+function transcriptPieces(transcript: Transcript, format: TranscriptFormat): StreamPart[] {
+  if (format === "diarized_json") return transcript.segments.map((segment) => mediaEvent("transcript.text.segment", diarizedSegment(segment)));
+  const words = transcript.text === "" ? [] : transcript.text.split(" ");
+  return words.map((word, i) => mediaEvent("transcript.text.delta", { delta: i === 0 ? word : ` ${word}` }));
+}
+
+/** The pieces, each on a later event-loop turn, as an upstream sends them while it transcribes; then the whole text with its usage. */
+async function* transcriptEvents(transcript: Transcript, format: TranscriptFormat): AsyncGenerator<StreamPart, void> {
+  for (const piece of transcriptPieces(transcript, format)) {
+    yield piece;
+    await afterTurn();
+  }
+  const audioTokens = mockAudioTokens(transcript.durationSeconds);
+  const usage = { type: "tokens", ...tokenUsage(audioTokens, estimateTokens(transcript.text)), input_token_details: { text_tokens: 0, audio_tokens: audioTokens } };
+  yield mediaEvent("transcript.text.done", { text: transcript.text, usage });
+}
+
+/** A mock transcript streamed as OpenAI's streaming transcription models send theirs (`format` is json, text or diarized_json). */
+export function mockTranscriptEvents(transcript: Transcript, format: TranscriptFormat): EventsAnswer {
+  return { kind: "events", events: batchesFrom(transcriptEvents(transcript, format)) };
 }

@@ -1,6 +1,6 @@
 import * as v from "valibot";
-import type { MediaAdapter, MediaEvents, UpstreamCall } from "../adapter.ts";
-import { SPEECH_STREAM_END, type GeneratedImage, type MediaStreamEnd, type SpeechFormat, type SpeechRequest } from "../../canonical/media.ts";
+import type { EventsAnswer, MediaAdapter, UpstreamCall } from "../adapter.ts";
+import { SPEECH_STREAM_END, TRANSCRIPT_STREAM_END, type GeneratedImage, type MediaStreamEnd, type SpeechFormat, type SpeechRequest, type TranscriptionRequest, type TranscriptionResult } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
 import { isJsonTranscriptFormat, type Transcript } from "../../canonical/transcript.ts";
@@ -120,8 +120,8 @@ function speechBody(request: SpeechRequest, call: UpstreamCall) {
 }
 
 /** A 2xx answer streamed as OpenAI's media events, each relayed as it came, until `end`. */
-function readMediaEvents(response: Response, end: MediaStreamEnd, call: UpstreamCall): MediaEvents {
-  return readSseBody(eventStreamBody(response), decodeOpenAiMediaEvents(end), call.signal, call.maxBodyBytes);
+function readMediaEvents(response: Response, end: MediaStreamEnd, call: UpstreamCall): EventsAnswer {
+  return { kind: "events", events: readSseBody(eventStreamBody(response), decodeOpenAiMediaEvents(end), call.signal, call.maxBodyBytes) };
 }
 
 /**
@@ -203,29 +203,47 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async transcribe(request, call) {
-    const fields: (readonly [string, string])[] = [["model", call.upstreamModel], ["response_format", request.responseFormat]];
-    if (request.language !== undefined && request.task === "transcribe") fields.push(["language", request.language]);
-    if (request.prompt !== undefined) fields.push(["prompt", request.prompt]);
-    if (request.temperature !== undefined) fields.push(["temperature", String(request.temperature)]);
-    fields.push(...request.extraFields);
-    const { file } = request;
-    const form = encodeMultipart(fields, { field: "file", filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open() });
-    const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
-    const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
-    const response = await postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
-    const json = isJsonTranscriptFormat(request.responseFormat);
-    const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
-    // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
-    if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
-    const text = await readText(response, call);
-    if (!json) {
-      if (mediaTypeOf(contentType) === "application/json") refuseJsonError(text);
-      return { kind: "rendered", body: text, contentType, durationSeconds: null };
-    }
-    // Checked, not rewritten: the caller gets the upstream's body as it was sent.
-    const { transcript, billedSeconds } = parseJsonTranscript(text);
-    // A json transcript has no duration; its usage may still say what was billed.
-    const durationSeconds = billedSeconds ?? (request.responseFormat === "json" ? null : transcript.durationSeconds);
-    return { kind: "rendered", body: text, contentType, durationSeconds };
+    return readTranscript(await postTranscription(request, call, []), request, call);
+  },
+
+  async streamTranscript(request, call) {
+    const response = await postTranscription(request, call, [["stream", "true"]]);
+    // Unlabelled is read as a stream too, as a chat stream is.
+    const contentType = firstContentType(response.headers.get("content-type"));
+    if (contentType === null || mediaTypeOf(contentType) === "text/event-stream") return readMediaEvents(response, TRANSCRIPT_STREAM_END, call);
+    // An upstream that ignores `stream` (OpenAI's whisper-1, as its API reference says) answers whole: passed on as OpenAI's is.
+    return readTranscript(response, request, call);
   },
 };
+
+/** Posts a transcription or translation upstream as OpenAI's multipart form, with `also` after the fields the gateway models. */
+function postTranscription(request: TranscriptionRequest, call: UpstreamCall, also: (readonly [string, string])[]): Promise<Response> {
+  const fields: (readonly [string, string])[] = [["model", call.upstreamModel], ["response_format", request.responseFormat]];
+  if (request.language !== undefined && request.task === "transcribe") fields.push(["language", request.language]);
+  if (request.prompt !== undefined) fields.push(["prompt", request.prompt]);
+  if (request.temperature !== undefined) fields.push(["temperature", String(request.temperature)]);
+  fields.push(...also, ...request.extraFields);
+  const { file } = request;
+  const form = encodeMultipart(fields, { field: "file", filename: file.filename, contentType: file.contentType, size: file.size, open: () => file.open() });
+  const path = request.task === "translate" ? "/audio/translations" : "/audio/transcriptions";
+  const headers = { ...openAiAuthHeaders(call), "content-type": form.contentType, "content-length": String(form.contentLength) };
+  return postToUpstream(call, `${call.channel.baseUrl}${path}`, headers, form.body);
+}
+
+/** A 2xx transcript answered whole, checked as its format's body (see refuseJsonError, parseJsonTranscript) and passed on as it came. */
+async function readTranscript(response: Response, request: TranscriptionRequest, call: UpstreamCall): Promise<TranscriptionResult> {
+  const json = isJsonTranscriptFormat(request.responseFormat);
+  const contentType = firstContentType(response.headers.get("content-type")) ?? (json ? "application/json" : "text/plain; charset=utf-8");
+  // Text, SRT and VTT cannot be told from an error page by their content, only by its label.
+  if (!json && mediaTypeOf(contentType) === "text/html") throw wrongKindOfBody(response, "text/html", "a transcript");
+  const text = await readText(response, call);
+  if (!json) {
+    if (mediaTypeOf(contentType) === "application/json") refuseJsonError(text);
+    return { kind: "rendered", body: text, contentType, durationSeconds: null };
+  }
+  // Checked, not rewritten: the caller gets the upstream's body as it was sent.
+  const { transcript, billedSeconds } = parseJsonTranscript(text);
+  // A json transcript has no duration; its usage may still say what was billed.
+  const durationSeconds = billedSeconds ?? (request.responseFormat === "json" ? null : transcript.durationSeconds);
+  return { kind: "rendered", body: text, contentType, durationSeconds };
+}
