@@ -75,6 +75,8 @@ export interface ImageRequest {
   style?: "vivid" | "natural";
   /** How the caller wants the images: hosted URLs or the bytes as base64. */
   responseFormat?: "url" | "b64_json";
+  /** Drafts a streamed image sends before it is done (0 to 3), when the caller named a number. */
+  partialImages?: number;
   /**
    * The caller's fields the gateway does not model (GPT image models' `background`,
    * `output_format`, `moderation`...): sent as they are to an OpenAI-compatible upstream,
@@ -134,6 +136,12 @@ export const SPEECH_STREAM_END: MediaStreamEnd = { type: "speech.audio.done", co
 
 /** The end of a streamed transcription (`stream=true`). */
 export const TRANSCRIPT_STREAM_END: MediaStreamEnd = { type: "transcript.text.done", count: 1 };
+
+/** The type of the event that ends each streamed image. */
+export const IMAGE_COMPLETED = "image_generation.completed";
+
+/** The end of `n` images streamed (`stream: true`): each ends on its own completed event. */
+export const imageStreamEnd = (n: number): MediaStreamEnd => ({ type: IMAGE_COMPLETED, count: n });
 
 export interface SpeechResult {
   /** The audio as the upstream sends it, not buffered. */

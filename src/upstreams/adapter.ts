@@ -89,6 +89,8 @@ export interface MediaAdapter {
   embed?(request: EmbeddingRequest, call: UpstreamCall): Promise<EmbeddingResult>;
   rerank?(request: RerankRequest, call: UpstreamCall): Promise<RerankResult>;
   generateImages?(request: ImageRequest, call: UpstreamCall): Promise<ImageResult>;
+  /** The images as OpenAI's image_generation.partial_image events and one image_generation.completed each (`stream: true`). */
+  streamImages?(request: ImageRequest, call: UpstreamCall): Promise<EventsAnswer>;
   /** Resolves once the upstream accepted the request; the audio then streams. */
   speak?(request: SpeechRequest, call: UpstreamCall): Promise<SpeechResult>;
   /** The speech as OpenAI's speech.audio.delta events, then speech.audio.done (`stream_format: "sse"`). */

@@ -24,6 +24,7 @@ export const TARGETS: Target[] = ["mock", "openai"];
 export const MODELS = {
   speech: { mock: "demo-tts", openai: "ev-tts", upstream: "gpt-4o-mini-tts", failover: "ev-tts-failover" },
   transcription: { mock: "demo-transcribe", openai: "ev-transcribe", upstream: "gpt-4o-transcribe", failover: "ev-transcribe-failover" },
+  images: { mock: "demo-image", openai: "ev-image", upstream: "gpt-image-1", failover: "ev-image-failover" },
 } as const;
 export type ModalityName = keyof typeof MODELS;
 
@@ -38,6 +39,15 @@ const TRANSCRIPTION_MICROS_PER_SECOND = 10_000;
 const TRANSCRIPTION_SECONDS = 3;
 export const TRANSCRIPTION_WAV = encodeWav(new Int16Array(TRANSCRIPTION_SECONDS * 8_000), 8_000);
 const TRANSCRIPTION_COST = TRANSCRIPTION_SECONDS * TRANSCRIPTION_MICROS_PER_SECOND;
+
+/**
+ * Prices of GPT image models' sizes and qualities, and DALL-E's default the demo model makes.
+ * Asked for neither, an image is held at the dearest (0.25 USD) and charged at what was made:
+ * the recorded stream's 1024x1536 medium, the demo's 1024x1024 standard.
+ */
+const IMAGE_PRICES = { "1024x1024/standard": 0.02, "1024x1024/medium": 0.04, "1024x1536/medium": 0.06, "1024x1536/high": 0.25 };
+export const IMAGE_PROMPT = "A lighthouse on a cliff at dusk";
+export const PARTIAL_IMAGES = 2;
 
 /** The multipart body of a transcription of TRANSCRIPTION_WAV with `fields`. */
 export function transcriptionForm(fields: Record<string, string>): FormData {
@@ -100,6 +110,26 @@ export const MODALITIES: Record<ModalityName, Modality> = {
     cost: { mock: TRANSCRIPTION_COST, openai: TRANSCRIPTION_COST },
     // The whole file, as a whole answer whose client leaves once it has begun is charged.
     hangUpCost: TRANSCRIPTION_COST,
+  },
+  images: {
+    name: "images",
+    end: "image_generation.completed",
+    async sdk(client, model) {
+      const { data, response } = await client.images.generate({ model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES }).withResponse();
+      return { events: data, response };
+    },
+    send: (gw, key, model, signal) =>
+      gw.fetch("/v1/images/generations", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES }),
+        signal,
+      }),
+    price: { mode: "image", image_prices: IMAGE_PRICES },
+    fixture: STREAM_FIXTURES.images,
+    cost: { mock: Math.round(IMAGE_PRICES["1024x1024/standard"] * 1e6), openai: Math.round(IMAGE_PRICES["1024x1536/medium"] * 1e6) },
+    // No image had been completed: as a whole answer's client that left before it came, nothing is charged.
+    hangUpCost: 0,
   },
 };
 

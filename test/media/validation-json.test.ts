@@ -147,6 +147,10 @@ describe("POST /v1/images/generations", () => {
     ["quality ultra", { ...IMAGE, quality: "ultra" }, "'quality'"],
     ["style bold", { ...IMAGE, style: "bold" }, "'style'"],
     ["response_format png", { ...IMAGE, response_format: "png" }, "'response_format'"],
+    ["stream \"true\" (a string)", { ...IMAGE, stream: "true" }, "'stream'"],
+    ["partial_images 4", { ...IMAGE, stream: true, partial_images: 4 }, "'partial_images'"],
+    ["partial_images -1", { ...IMAGE, stream: true, partial_images: -1 }, "'partial_images'"],
+    ["partial_images 1.5", { ...IMAGE, stream: true, partial_images: 1.5 }, "'partial_images'"],
     ["a speech model (wrong mode)", { ...IMAGE, model: "demo-tts" }, "demo-tts"],
   ];
   for (const [label, body, mentions] of cases) test(`${label} → 400`, () => refused("/v1/images/generations", body, mentions));

@@ -2,14 +2,18 @@ import * as v from "valibot";
 import { Hono } from "hono";
 import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
-import { IMAGE_QUALITIES, type GeneratedImage, type ImageRequest } from "../../canonical/media.ts";
+import { IMAGE_COMPLETED, IMAGE_QUALITIES, imageStreamEnd, type GeneratedImage, type ImageRequest, type MadeImages } from "../../canonical/media.ts";
+import type { BillableUsage } from "../../billing/compute-cost.ts";
+import type { StreamBilling } from "../../dispatch/media-dispatcher.ts";
+import { madeImagesOf } from "../../translate/openai-media/made-images.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { fieldsOutside, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema, NonEmptyStringSchema } from "../../lib/schemas.ts";
 import { IMAGE_SIZE } from "../../pricing/price.ts";
 import { admitRequest } from "../admit-request.ts";
 import { defaultModelFor } from "./default-model.ts";
-import { priceImages, type ImageUnit } from "./image-pricing.ts";
+import { priceImages, type ImagePricing, type ImageUnit } from "./image-pricing.ts";
+import { mediaEventsResponse } from "./media-events-response.ts";
 import { modelJsonResponse } from "../response-headers.ts";
 
 /** OpenAI's longest prompt, that of its GPT image models (DALL-E 3 takes 4000, DALL-E 2 1000: the upstream says so). */
@@ -29,8 +33,9 @@ const ImagesRequestSchema = v.object({
   quality: v.nullish(v.picklist(IMAGE_QUALITIES, `must be one of ${IMAGE_QUALITIES.join(", ")}`)),
   style: v.nullish(v.picklist(["vivid", "natural"], "must be 'vivid' or 'natural'")),
   response_format: v.nullish(v.picklist(["url", "b64_json"], "must be 'url' or 'b64_json'")),
-  // Answered as one JSON body: a caller asking for events would read none from it.
-  stream: v.nullish(v.literal(false, "streamed image generation is not served; leave out 'stream'")),
+  // true: OpenAI's image_generation.* events, as GPT image models stream them.
+  stream: v.nullish(v.boolean("must be true or false")),
+  partial_images: v.nullish(v.pipe(v.number("must be an integer from 0 to 3"), v.integer("must be an integer from 0 to 3"), v.minValue(0, "must be at least 0"), v.maxValue(3, "must be at most 3"))),
 });
 
 /**
@@ -49,7 +54,26 @@ function imageView(image: GeneratedImage, format: "url" | "b64_json" | undefined
   return format === "url" ? { ...dataUrl, ...revised } : { ...dataUrl, ...bytes, ...revised };
 }
 
-/** POST /v1/images/generations (spec 4.8), priced per image by size and quality. */
+/**
+ * A stream of images billed as its whole form is: for each image completed (its own event), at
+ * most `n`, at the size and quality those events say the upstream made. An image not completed
+ * when the stream ended (broken off, or its client gone, as a whole answer's client that left
+ * before it came) is not charged.
+ */
+function completedImagesBilling(n: number, pricing: ImagePricing, usageOf: (count: number, unit: ImageUnit) => BillableUsage): StreamBilling {
+  let completed = 0;
+  let made: MadeImages | undefined;
+  return {
+    see({ body }) {
+      if (body.type !== IMAGE_COMPLETED) return;
+      completed++;
+      made = madeImagesOf(body);
+    },
+    usage: () => (completed === 0 ? null : usageOf(Math.min(completed, n), pricing.chargedFor(made))),
+  };
+}
+
+/** POST /v1/images/generations (spec 4.8), priced per image by size and quality, answered whole or as events. */
 export function imagesRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(services, "images"), async (c) => {
     const raw = await readJsonBody(c.req.raw);
@@ -57,7 +81,8 @@ export function imagesRoutes(services: Services) {
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "image");
     const pricing = priceImages(model, services.prices.get(model), body.size ?? undefined, body.quality ?? undefined);
     const usageOf = (count: number, unit: ImageUnit) => ({ inputTokens: 0, outputTokens: 0, images: { count, ...unit } });
-    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "image", stream: false, maxUsage: usageOf(body.n, pricing.held) });
+    const stream = body.stream === true;
+    const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "image", stream, maxUsage: usageOf(body.n, pricing.held) });
     // What the caller left out stays undefined, which the upstream's JSON body leaves out.
     const request: ImageRequest = {
       model,
@@ -67,8 +92,14 @@ export function imagesRoutes(services: Services) {
       quality: body.quality ?? undefined,
       style: body.style ?? undefined,
       responseFormat: body.response_format ?? undefined,
+      partialImages: body.partial_images ?? undefined,
       extraFields: fieldsOutside(ImagesRequestSchema, raw),
     };
+    if (stream) {
+      const billing = completedImagesBilling(body.n, pricing, usageOf);
+      const served = await services.media.streamEvents(model, "streamImages", meter, c.req.raw.signal, (adapter, call) => adapter.streamImages(request, call), billing);
+      return mediaEventsResponse(served.value.events, imageStreamEnd(body.n), { rateLimitHeaders, served, requestId: c.get("requestId") });
+    }
     const served = await services.media.call(
       model,
       "generateImages",

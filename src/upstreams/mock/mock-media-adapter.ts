@@ -1,5 +1,5 @@
 import type { MediaAdapter, UpstreamCall } from "../adapter.ts";
-import type { SpeechRequest, TranscriptionRequest } from "../../canonical/media.ts";
+import type { ImageRequest, SpeechRequest, TranscriptionRequest } from "../../canonical/media.ts";
 import type { Transcript, TranscriptFormat } from "../../canonical/transcript.ts";
 import type { UpstreamWarnings } from "../warnings.ts";
 import { estimateTokens } from "../../lib/estimate-tokens.ts";
@@ -10,7 +10,7 @@ import { UpstreamError } from "../upstream-error.ts";
 import { DEFAULT_MOCK_EMBEDDING_DIMENSIONS, embedText } from "./mock-embedding.ts";
 import { scoreDocumentsBm25 } from "./mock-rerank.ts";
 import { mockSpeech } from "./mock-speech.ts";
-import { mockSpeechEvents, mockTranscriptEvents } from "./mock-media-events.ts";
+import { mockImageEvents, mockSpeechEvents, mockTranscriptEvents, type MockImagePlan } from "./mock-media-events.ts";
 import { mockTranscript } from "./mock-transcript.ts";
 import { renderMockImage } from "./render-mock-image.ts";
 
@@ -58,20 +58,17 @@ export const mockMediaAdapter: MediaAdapter = {
   },
 
   async generateImages(request, call) {
-    for (const name of Object.keys(request.extraFields)) call.warnings.add(name, "not supported by the demo image model; ignored");
-    // Left to the model (left out or "auto"), the mock draws the usual square, at DALL-E's default quality.
-    const size = request.size === undefined || request.size === "auto" ? "1024x1024" : request.size;
-    const quality = request.quality === undefined || request.quality === "auto" ? "standard" : request.quality;
-    const [width, height] = size.split("x").map(Number) as [number, number];
-    if (width > MAX_MOCK_IMAGE_SIDE || height > MAX_MOCK_IMAGE_SIDE) {
-      throw new UpstreamError("status", `The mock image model draws sides of at most ${MAX_MOCK_IMAGE_SIDE} pixels, not ${request.size}`, 400);
-    }
+    const plan = planImages(request, call);
     const images = [];
     for (let i = 0; i < request.n; i++) {
-      const png = await renderMockImage(request.prompt, i, width, height);
+      const png = await renderMockImage(request.prompt, i, plan.width, plan.height);
       images.push({ base64: bytesToBase64(png), mimeType: "image/png", revisedPrompt: request.prompt });
     }
-    return { images, made: { size, quality } };
+    return { images, made: { size: plan.size, quality: plan.quality } };
+  },
+
+  async streamImages(request, call) {
+    return mockImageEvents(request, planImages(request, call), call.now());
   },
 
   async speak(request, call) {
@@ -97,6 +94,19 @@ export const mockMediaAdapter: MediaAdapter = {
     return mockTranscriptEvents(await transcriptOf(request, call), request.responseFormat);
   },
 };
+
+/** What the demo image model draws for a request, within its bound; the fields it ignores named in the warnings. */
+function planImages(request: ImageRequest, call: UpstreamCall): MockImagePlan {
+  for (const name of Object.keys(request.extraFields)) call.warnings.add(name, "not supported by the demo image model; ignored");
+  // Left to the model (left out or "auto"), the mock draws the usual square, at DALL-E's default quality.
+  const size = request.size === undefined || request.size === "auto" ? "1024x1024" : request.size;
+  const quality = request.quality === undefined || request.quality === "auto" ? "standard" : request.quality;
+  const [width, height] = size.split("x").map(Number) as [number, number];
+  if (width > MAX_MOCK_IMAGE_SIDE || height > MAX_MOCK_IMAGE_SIDE) {
+    throw new UpstreamError("status", `The mock image model draws sides of at most ${MAX_MOCK_IMAGE_SIDE} pixels, not ${request.size}`, 400);
+  }
+  return { size, quality, width, height };
+}
 
 /** The formats the demo model streams a transcript in. */
 const STREAMED_TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ["json", "text", "diarized_json"];

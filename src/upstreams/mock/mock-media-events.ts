@@ -1,5 +1,5 @@
 import type { StreamPart } from "../../canonical/chat.ts";
-import type { SpeechRequest } from "../../canonical/media.ts";
+import { IMAGE_COMPLETED, type ImageRequest, type SpeechRequest } from "../../canonical/media.ts";
 import type { Transcript, TranscriptFormat } from "../../canonical/transcript.ts";
 import { diarizedSegment } from "../../translate/transcription/render-transcript.ts";
 import { afterTurn } from "../../lib/next-turn.ts";
@@ -9,6 +9,7 @@ import { estimateTokens } from "../../lib/estimate-tokens.ts";
 import { batchesFrom } from "../../streams/batch-source.ts";
 import type { EventsAnswer } from "../adapter.ts";
 import { mockSpeech } from "./mock-speech.ts";
+import { renderMockImage } from "./render-mock-image.ts";
 
 /**
  * The demo models' own count of audio tokens (OpenAI's audio models report theirs in the
@@ -69,4 +70,42 @@ async function* transcriptEvents(transcript: Transcript, format: TranscriptForma
 /** A mock transcript streamed as OpenAI's streaming transcription models send theirs (`format` is json, text or diarized_json). */
 export function mockTranscriptEvents(transcript: Transcript, format: TranscriptFormat): EventsAnswer {
   return { kind: "events", events: batchesFrom(transcriptEvents(transcript, format)) };
+}
+
+/** The size and quality the demo image model makes a request's images at, and their sides in pixels. */
+export interface MockImagePlan {
+  size: string;
+  quality: string;
+  width: number;
+  height: number;
+}
+
+/**
+ * Each image's drafts, coarser the earlier (drawn at a fraction of its sides), each as an
+ * image_generation.partial_image event, then the image itself as image_generation.completed;
+ * one image after another, each event on a later event-loop turn, as drawing it takes time.
+ */
+async function* imageEvents(request: ImageRequest, plan: MockImagePlan, now: number): AsyncGenerator<StreamPart, void> {
+  const partials = request.partialImages ?? 0;
+  const fields = { created_at: Math.floor(now / 1000), size: plan.size, quality: plan.quality, background: "opaque", output_format: "png" };
+  const drawn = async (index: number, fraction: number) => {
+    const side = (pixels: number) => Math.max(1, Math.round(pixels * fraction));
+    return bytesToBase64(await renderMockImage(request.prompt, index, side(plan.width), side(plan.height)));
+  };
+  const promptTokens = estimateTokens(request.prompt);
+  for (let i = 0; i < request.n; i++) {
+    for (let k = 0; k < partials; k++) {
+      yield mediaEvent("image_generation.partial_image", { b64_json: await drawn(i, (k + 1) / (partials + 1)), ...fields, partial_image_index: k });
+      await afterTurn();
+    }
+    // The demo draws without image tokens; its prompt is counted as the gateway estimates text.
+    const usage = { ...tokenUsage(promptTokens, 0), input_tokens_details: { image_tokens: 0, text_tokens: promptTokens } };
+    yield mediaEvent(IMAGE_COMPLETED, { b64_json: await drawn(i, 1), ...fields, usage });
+    await afterTurn();
+  }
+}
+
+/** The demo model's images streamed as OpenAI's GPT image models stream theirs. */
+export function mockImageEvents(request: ImageRequest, plan: MockImagePlan, now: number): EventsAnswer {
+  return { kind: "events", events: batchesFrom(imageEvents(request, plan, now)) };
 }

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { EventsAnswer, MediaAdapter, UpstreamCall } from "../adapter.ts";
-import { SPEECH_STREAM_END, TRANSCRIPT_STREAM_END, type GeneratedImage, type MediaStreamEnd, type SpeechFormat, type SpeechRequest, type TranscriptionRequest, type TranscriptionResult } from "../../canonical/media.ts";
+import { imageStreamEnd, SPEECH_STREAM_END, TRANSCRIPT_STREAM_END, type GeneratedImage, type ImageRequest, type MediaStreamEnd, type SpeechFormat, type SpeechRequest, type TranscriptionRequest, type TranscriptionResult } from "../../canonical/media.ts";
 import { encodeMultipart } from "../../multipart/encode-multipart.ts";
 import { parseVerboseTranscript } from "../../translate/transcription/render-transcript.ts";
 import { isJsonTranscriptFormat, type Transcript } from "../../canonical/transcript.ts";
@@ -11,6 +11,7 @@ import { UpstreamError } from "../upstream-error.ts";
 import { eventStreamBody, firstContentType, mediaTypeOf, wrongKindOfBody } from "../content-type.ts";
 import { readSseBody } from "../../streams/sse.ts";
 import { decodeOpenAiMediaEvents } from "../../translate/openai-media/decode-media-events.ts";
+import { madeImagesOf } from "../../translate/openai-media/made-images.ts";
 import { believableUsage, nullAsAbsent, TokenCountSchema } from "../../lib/schemas.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 import { jsonOrUndefined } from "../../lib/parse-json.ts";
@@ -31,9 +32,6 @@ const RerankSchema = v.object({
 const ImagesSchema = v.looseObject({
   data: v.array(v.object({ url: nullAsAbsent(v.string()), b64_json: nullAsAbsent(v.string()), revised_prompt: nullAsAbsent(v.string()) })),
 });
-
-/** A field of a lenient answer, when it is a string. */
-const stringOrUndefined = (value: unknown) => (typeof value === "string" ? value : undefined);
 
 /** The Content-Type of each speech format, for upstreams that send none. */
 export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
@@ -107,6 +105,25 @@ function imageTypeOfBase64(base64: string): string {
   return "image/png";
 }
 
+/**
+ * An image request as OpenAI's API takes it, with the caller's fields the gateway does not
+ * model. A field the caller did not ask for is undefined, which JSON leaves out: GPT image
+ * models refuse response_format and style.
+ */
+function imagesBody(request: ImageRequest, call: UpstreamCall) {
+  return {
+    ...request.extraFields,
+    model: call.upstreamModel,
+    prompt: request.prompt,
+    n: request.n,
+    size: request.size,
+    quality: request.quality,
+    style: request.style,
+    response_format: request.responseFormat,
+    partial_images: request.partialImages,
+  };
+}
+
 /** A speech request as OpenAI's API takes it; what the caller left out stays undefined, which JSON leaves out. */
 function speechBody(request: SpeechRequest, call: UpstreamCall) {
   return {
@@ -163,19 +180,7 @@ export const openAiMediaAdapter: MediaAdapter = {
   },
 
   async generateImages(request, call) {
-    // A field the caller did not ask for is undefined, which JSON leaves out: GPT image
-    // models refuse response_format and style.
-    const body = {
-      ...request.extraFields,
-      model: call.upstreamModel,
-      prompt: request.prompt,
-      n: request.n,
-      size: request.size,
-      quality: request.quality,
-      style: request.style,
-      response_format: request.responseFormat,
-    };
-    const json = await readJsonAs(await post(call, "/images/generations", body), call, ImagesSchema, "an image result");
+    const json = await readJsonAs(await post(call, "/images/generations", imagesBody(request, call)), call, ImagesSchema, "an image result");
     const images = json.data.map((item): GeneratedImage | null => {
       const revised = item.revised_prompt === undefined ? {} : { revisedPrompt: item.revised_prompt };
       if (item.b64_json) return { base64: item.b64_json, mimeType: imageTypeOfBase64(item.b64_json), ...revised };
@@ -183,8 +188,12 @@ export const openAiMediaAdapter: MediaAdapter = {
     });
     if (images.length === 0 || images.some((image) => image === null)) throw new UpstreamError("protocol", "upstream sent an image without url or data");
     const { data: _data, created: _created, ...answerFields } = json;
-    const made = { size: stringOrUndefined(json.size), quality: stringOrUndefined(json.quality) };
-    return { images: images as GeneratedImage[], made, answerFields };
+    return { images: images as GeneratedImage[], made: madeImagesOf(json), answerFields };
+  },
+
+  async streamImages(request, call) {
+    const response = await post(call, "/images/generations", { ...imagesBody(request, call), stream: true });
+    return readMediaEvents(response, imageStreamEnd(request.n), call);
   },
 
   async speak(request, call) {
