@@ -33,13 +33,18 @@ export interface StreamBilling<W = never> {
 /** A stream's usage-row status by how it ended: one cut at the deadline for a client that stopped reading is the gateway's 502, as for speech. */
 const STREAM_END_STATUS: Record<StreamEnd, number> = { complete: 200, cancelled: 499, failed: 502, stalled: 502 };
 
-/** The upstream's audio or speech events: charged for the whole request unless the upstream broke them off, which leaves the caller nothing of use. */
+/**
+ * Speech or a transcript: charged for the whole request, which the upstream was asked for and
+ * bills, however it ended, but for a stream the upstream broke off, which leaves the caller
+ * nothing of use; a whole answer too.
+ */
 export function chargedUnlessBroken<W = never>(usage: BillableUsage): StreamBilling<W> {
   return { usage: (end) => (end === "failed" ? null : usage), whole: () => usage };
 }
 
 const isEvents = (answer: unknown): answer is EventsAnswer => (answer as { kind?: unknown }).kind === "events";
 const isEvent = (part: StreamPart) => part.type === "native";
+
 /**
  * Serves the non-chat endpoints through the channels of their model, with failover, and
  * writes each request's usage row (with its settlement) exactly once.

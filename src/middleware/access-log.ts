@@ -5,8 +5,9 @@ import type { Logger } from "../lib/logger.ts";
 
 /**
  * Bodies still being written when the head is sent, so the line's duration is to the head
- * only: chat streams, which tell proxies not to buffer them (Server-Sent Events, and a Gemini
- * caller's JSON array), and speech, whose audio flows through as the upstream sends it.
+ * only: streams that tell proxies not to buffer them (a chat's Server-Sent Events or a Gemini
+ * caller's JSON array, and speech, transcripts and images streamed as events), and speech,
+ * whose audio flows through as the upstream sends it.
  */
 function isStreamed(headers: Headers): boolean {
   return headers.get("x-accel-buffering") === "no" || headers.get("content-type")?.startsWith("audio/") === true;

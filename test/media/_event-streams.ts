@@ -67,8 +67,8 @@ export interface Modality {
   end: string;
   /** Through the SDK: the events as the SDK parses them, and the response (for its headers). */
   sdk(client: OpenAI, model: string): Promise<{ events: AsyncIterable<any>; response: Response }>;
-  /** The same request over fetch, for a test that reads the body itself. */
-  send(gw: TestGateway, key: string, model: string, signal?: AbortSignal): Promise<Response>;
+  /** The same request (path and init), for a test that reads the body itself. */
+  request(key: string, model: string): { path: string; init: RequestInit };
   /** The model's price (a POST /v1/admin/prices body without the model). */
   price: Record<string, unknown>;
   /** The stream the openai upstream replays (STREAM_FIXTURES). */
@@ -77,6 +77,24 @@ export interface Modality {
   cost: Record<Target, number>;
   /** What a client that hangs up after the openai upstream's first event pays (the non-streamed form's rule). */
   hangUpCost: number;
+}
+
+/** A JSON POST with an API key. */
+const jsonPost = (key: string, path: string, body: unknown) => ({
+  path,
+  init: { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) },
+});
+
+/** Sends `modality`'s request for `model` to the gateway over HTTP; `signal` hangs up. */
+export function send(gw: TestGateway, modality: Modality, key: string, model: string, signal?: AbortSignal): Promise<Response> {
+  const { path, init } = modality.request(key, model);
+  return gw.fetch(path, { ...init, signal });
+}
+
+/** The events of an SDK call that answers a Stream, and the response they came in. */
+async function withResponse(call: { withResponse(): Promise<{ data: AsyncIterable<any>; response: Response }> }) {
+  const { data, response } = await call.withResponse();
+  return { events: data, response };
 }
 
 export const MODALITIES: Record<ModalityName, Modality> = {
@@ -88,8 +106,7 @@ export const MODALITIES: Record<ModalityName, Modality> = {
       const response = await client.audio.speech.create({ model, input: SPEECH_TEXT, voice: "alloy", stream_format: "sse" });
       return { events: Stream.fromSSEResponse(response, new AbortController()), response };
     },
-    send: (gw, key, model, signal) =>
-      gw.fetch("/v1/audio/speech", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model, input: SPEECH_TEXT, stream_format: "sse" }), signal }),
+    request: (key, model) => jsonPost(key, "/v1/audio/speech", { model, input: SPEECH_TEXT, stream_format: "sse" }),
     price: { mode: "speech", per_1k_characters: SPEECH_MICROS_PER_CHARACTER / 1_000 },
     fixture: STREAM_FIXTURES.speech,
     cost: { mock: SPEECH_COST, openai: SPEECH_COST },
@@ -99,12 +116,11 @@ export const MODALITIES: Record<ModalityName, Modality> = {
   transcription: {
     name: "transcription",
     end: "transcript.text.done",
-    async sdk(client, model) {
-      const { data, response } = await client.audio.transcriptions.create({ model, file: await transcriptionFile(), stream: true }).withResponse();
-      return { events: data, response };
-    },
-    send: (gw, key, model, signal) =>
-      gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: transcriptionForm({ model, stream: "true" }), signal }),
+    sdk: async (client, model) => withResponse(client.audio.transcriptions.create({ model, file: await transcriptionFile(), stream: true })),
+    request: (key, model) => ({
+      path: "/v1/audio/transcriptions",
+      init: { method: "POST", headers: { authorization: `Bearer ${key}` }, body: transcriptionForm({ model, stream: "true" }) },
+    }),
     price: { mode: "transcription", per_minute: (TRANSCRIPTION_MICROS_PER_SECOND * 60) / 1e6 },
     fixture: STREAM_FIXTURES.transcription,
     cost: { mock: TRANSCRIPTION_COST, openai: TRANSCRIPTION_COST },
@@ -114,17 +130,8 @@ export const MODALITIES: Record<ModalityName, Modality> = {
   images: {
     name: "images",
     end: "image_generation.completed",
-    async sdk(client, model) {
-      const { data, response } = await client.images.generate({ model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES }).withResponse();
-      return { events: data, response };
-    },
-    send: (gw, key, model, signal) =>
-      gw.fetch("/v1/images/generations", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES }),
-        signal,
-      }),
+    sdk: (client, model) => withResponse(client.images.generate({ model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES })),
+    request: (key, model) => jsonPost(key, "/v1/images/generations", { model, prompt: IMAGE_PROMPT, stream: true, partial_images: PARTIAL_IMAGES }),
     price: { mode: "image", image_prices: IMAGE_PRICES },
     fixture: STREAM_FIXTURES.images,
     cost: { mock: Math.round(IMAGE_PRICES["1024x1024/standard"] * 1e6), openai: Math.round(IMAGE_PRICES["1024x1536/medium"] * 1e6) },
@@ -209,7 +216,7 @@ export function sseAnswer(blocks: string[]): Response {
   return new Response(blocks.join(""), { headers: { "content-type": "text/event-stream" } });
 }
 
-/** The body's reads, as text, each as it came: a read that held several events would show them batched. */
+/** The body's reads, as text, each as it came: a read that held several events shows them written together. */
 export async function readsOf(response: Response): Promise<string[]> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();

@@ -18,18 +18,18 @@ import { renderMockImage } from "./render-mock-image.ts";
 const MOCK_AUDIO_TOKENS_PER_SECOND = 10;
 
 /** One event of OpenAI's media streams, named by its type as its data says it, as an upstream would send it. */
-export function mediaEvent(type: string, fields: Record<string, unknown>): StreamPart {
+function mediaEvent(type: string, fields: Record<string, unknown>): StreamPart {
   const body = { type, ...fields };
   return { type: "native", event: { event: type, data: JSON.stringify(body) }, body };
 }
 
 /** OpenAI's token usage of an audio model's events: `input` and `output` tokens and their sum. */
-export function tokenUsage(input: number, output: number) {
+function tokenUsage(input: number, output: number) {
   return { input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
 
 /** Tokens of `seconds` of audio, by the demo models' own count. */
-export const mockAudioTokens = (seconds: number) => Math.ceil(seconds * MOCK_AUDIO_TOKENS_PER_SECOND);
+const mockAudioTokens = (seconds: number) => Math.ceil(seconds * MOCK_AUDIO_TOKENS_PER_SECOND);
 
 /** Each piece of the mock voice's audio as a speech.audio.delta event, as it is made, then speech.audio.done. */
 async function* speechEvents(request: SpeechRequest): AsyncGenerator<StreamPart, void> {
