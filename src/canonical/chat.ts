@@ -258,9 +258,10 @@ export type StreamPart =
   | { type: "finish"; finishReason: FinishReason; stopSequence?: string }
   /**
    * The upstream failed after the stream began; the caller's format renders its own error
-   * event. `status`: the HTTP status the upstream's own error event stands for, when it named one.
+   * event. `status`: the HTTP status the upstream's own error event stands for, when it named one;
+   * `timedOut`: the upstream went silent past the idle limit (a 504 when that comes before the answer).
    */
-  | { type: "error"; message: string; status?: number };
+  | { type: "error"; message: string; status?: number; timedOut?: true };
 
 /** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */
 export function partsWithRefusal(response: ChatResponse): AnswerPart[] {

@@ -59,7 +59,7 @@ export async function holdUntilAnswer(
       const failure = batch.find((part, i) => part.type === "error" && (answered === -1 || i < answered));
       // The supervisor has already stopped the upstream read. An error event that named its
       // status counts as that status answered before the headers: a 400 is the caller's.
-      if (failure?.type === "error") throw new UpstreamError(failure.status ? "status" : "protocol", failure.message, failure.status);
+      if (failure?.type === "error") throw new UpstreamError(failure.timedOut ? "timeout" : failure.status ? "status" : "protocol", failure.message, failure.status);
       held.push(...batch);
       if (answered !== -1) break;
     }

@@ -26,7 +26,7 @@ export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: numbe
         const batch = await settleWithin(source.read(), idleMs);
         if (batch === TIMED_OUT) {
           stop("idle timeout");
-          return [{ type: "error", message: `the upstream sent nothing for ${idleMs} ms` }];
+          return [{ type: "error", message: `the upstream sent nothing for ${idleMs} ms`, timedOut: true }];
         }
         if (batch === null) done = true;
         else if (batch.some((part) => part.type === "error")) stop("upstream stream failed");

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { account, onlyUsageRowOf } from "../billing/_inprocess.ts";
 import { sseFixtureEvents } from "../helpers/loopback-upstream.ts";
 import { sleep } from "../helpers/common.ts";
+import { startTestGateway } from "../helpers/gateway.ts";
+import { createChannel, startOpenAiMediaUpstream } from "../helpers/openai-media-upstream.ts";
 import { accountClient, collect, eventTypes, firstThenWait, fixtureBlocks, MODALITIES, MODELS, readsOf, send, sseAnswer, startEventStreamWorld, TARGETS, type EventStreamWorld } from "./_event-streams.ts";
 
 /**
@@ -116,6 +118,26 @@ describe.each(Object.values(MODALITIES))("$name", (modality) => {
     expect({ status: row.status, cost: row.cost_micros }).toEqual({ status: 502, cost: 0 });
     expect((await account(world.gw, id)).balance_micros).toBe(START);
   });
+});
+
+test("an upstream silent past the idle limit before its first event: a 504 before the head, as a byte stream's silence is", async () => {
+  const upstream = startOpenAiMediaUpstream();
+  const gw = await startTestGateway({ env: { GATEWAY_STREAM_IDLE_TIMEOUT_MS: "200" } });
+  try {
+    await createChannel(gw, { name: "silent", type: "openai", base_url: upstream.url, api_key: "sk-silent", models: ["tts-silent"] });
+    expect((await gw.admin("POST", "/v1/admin/prices", { model: "tts-silent", ...MODALITIES.speech.price })).status).toBe(200);
+    // A comment gets the head out (Bun sends none before the body's first bytes); then silence.
+    const never = new Promise<void>(() => {});
+    upstream.setBehavior({ script: () => firstThenWait([": keep-alive\n\n"], never) });
+    const response = await send(gw, MODALITIES.speech, gw.demoKey, "tts-silent");
+    expect(response.status).toBe(504);
+    expect((await response.json()).error).toMatchObject({ type: "upstream_timeout", code: 504, message: expect.stringContaining("sent nothing for 200 ms") });
+    const row = await onlyUsageRowOf(gw, response);
+    expect({ status: row.status, cost: row.cost_micros }).toEqual({ status: 504, cost: 0 });
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
 });
 
 /** The request's one usage row, once written, with the books balanced and no hold open. */

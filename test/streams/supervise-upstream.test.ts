@@ -43,7 +43,7 @@ describe("superviseUpstream", () => {
     const supervised = superviseUpstream(source, 30);
     await supervised.read();
     const batch = await supervised.read();
-    expect(batch).toEqual([{ type: "error", message: "the upstream sent nothing for 30 ms" }]);
+    expect(batch).toEqual([{ type: "error", message: "the upstream sent nothing for 30 ms", timedOut: true }]);
     expect(cancels).toEqual(["idle timeout"]);
     expect(await supervised.read()).toBeNull();
   });
