@@ -27,7 +27,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { killAllSpawned } from "../test/billing/_support.ts";
+import { stopSpawnedOnOverrun } from "./chaos/watchdog.ts";
 import { sleep } from "../test/helpers/common.ts";
 import { Fleet } from "./chaos/fleet.ts";
 import { Random } from "./chaos/random.ts";
@@ -60,15 +60,7 @@ const REGISTRY_PASS_MS = 5_500;
 
 const startedAt = Date.now();
 const deadline = startedAt + seconds * 1_000;
-const watchdog = setTimeout(async () => {
-  console.log("chaos: the watchdog stopped the soak");
-  await killAllSpawned();
-  process.exit(2);
-}, seconds * 1_000 + 60_000);
-process.on("SIGINT", async () => {
-  await killAllSpawned();
-  process.exit(130);
-});
+const disarmWatchdog = stopSpawnedOnOverrun("chaos", seconds * 1_000 + 60_000);
 
 const random = new Random(seed);
 const dir = mkdtempSync(join(tmpdir(), "chaos-billing-"));
@@ -140,7 +132,7 @@ console.log(`chaos: ${((Date.now() - startedAt) / 1_000).toFixed(0)} s, seed ${s
 console.log(`chaos: ${starts} starts, ${kills} SIGKILLs (${killAlls} of all at once), ${terms} SIGTERMs, ${stalls} stalls, ${cycles} cycles, ${checked} facts checked, ${violations} violations`);
 console.log(`chaos: client outcomes: ${observations.statusSummary()}`);
 for (const [status, samples] of observations.samples) for (const sample of samples) console.log(`  ${status} e.g. ${sample}`);
-clearTimeout(watchdog);
+disarmWatchdog();
 await closeUpstreams(upstreams);
 if (violations === 0 && !args.keep) rmSync(dir, { recursive: true, force: true });
 else console.log(`chaos: database kept in ${dir}`);

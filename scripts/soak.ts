@@ -26,7 +26,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { killAllSpawned, PROCESS_MANAGEMENT_KEY, spawnGateway, type GatewayProcess } from "../test/billing/_support.ts";
+import { PROCESS_MANAGEMENT_KEY, spawnGateway, type GatewayProcess } from "../test/billing/_support.ts";
 import { sleep } from "../test/helpers/common.ts";
 import { buildNodeBundle, gatewayCommand, isRuntime, RUNTIMES } from "../test/helpers/runtimes.ts";
 import { Random } from "./chaos/random.ts";
@@ -36,6 +36,7 @@ import { boundedTableRows, checkDatabase, checkLogs } from "./soak/checks.ts";
 import { sample, table, type Sample } from "./soak/resources.ts";
 import { Tally } from "./soak/tally.ts";
 import { closeUpstreams, trimUpstreams } from "./chaos/world.ts";
+import { stopSpawnedOnOverrun } from "./chaos/watchdog.ts";
 import { buildWorld, FIRST_BYTE_LIMIT_MS, startUpstreams, waitUntilReady } from "./soak/world.ts";
 
 const { values: args } = parseArgs({
@@ -64,15 +65,7 @@ const IDLE_RELEASE_MS = 32_000;
 const FD_SLACK = 48;
 const RSS_SLACK_MB = 64;
 
-const watchdog = setTimeout(async () => {
-  console.log("soak: the watchdog stopped the soak");
-  await killAllSpawned();
-  process.exit(2);
-}, (seconds + 180) * 1_000);
-process.on("SIGINT", async () => {
-  await killAllSpawned();
-  process.exit(130);
-});
+const disarmWatchdog = stopSpawnedOnOverrun("soak", (seconds + 180) * 1_000);
 
 const random = new Random(seed);
 const dir = mkdtempSync(join(tmpdir(), "soak-"));
@@ -149,7 +142,7 @@ const exits = await Promise.all(gateways.map((gw) => gw.stop(15_000)));
 exits.forEach((code, i) => code !== 0 && violations.push(`instance ${i} exited ${code} on SIGTERM`));
 violations.push(...checkLogs(gateways.map((gw) => gw.output()), [...world.secrets, PROCESS_MANAGEMENT_KEY]));
 await closeUpstreams(upstreams);
-clearTimeout(watchdog);
+disarmWatchdog();
 
 // ---------------------------------------------------------------- report
 

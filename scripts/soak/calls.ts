@@ -77,8 +77,12 @@ const CHAT_FORMATS = {
   },
 } as const;
 
+/** A caller format of chat: openai, responses, anthropic or gemini. */
+export type ChatFormat = keyof typeof CHAT_FORMATS;
+export const CHAT_FORMAT_NAMES = Object.keys(CHAT_FORMATS) as ChatFormat[];
+
 /** The key as each format's SDK sends it, sometimes: Anthropic's x-api-key, Google's header or `?key=`. */
-function keyHeaders(random: Random, format: keyof typeof CHAT_FORMATS, key: string): { headers: Record<string, string>; query: string } {
+function keyHeaders(random: Random, format: ChatFormat, key: string): { headers: Record<string, string>; query: string } {
   const base = { "content-type": "application/json" };
   if (format === "anthropic") return { headers: { ...base, "anthropic-version": "2023-06-01", ...(random.chance(0.5) ? { "x-api-key": key } : { authorization: `Bearer ${key}` }) }, query: "" };
   if (format === "gemini" && random.chance(0.5)) return random.chance(0.5) ? { headers: { ...base, "x-goog-api-key": key }, query: "" } : { headers: base, query: `key=${key}` };
@@ -90,11 +94,16 @@ function withQuery(path: string, query: string): string {
 }
 
 function chatCall(random: Random, account: Account): Call {
+  // Drawn in this order so that a seed plays the same mix as before.
   const model = random.pick(CHAT_MODELS);
-  const name = random.pick(Object.keys(CHAT_FORMATS) as (keyof typeof CHAT_FORMATS)[]);
-  const format = CHAT_FORMATS[name];
+  const name = random.pick(CHAT_FORMAT_NAMES);
   const stream = random.chance(0.5);
-  const tools = random.chance(0.25);
+  return formatChatCall(random, account, name, model, stream, random.chance(0.25));
+}
+
+/** A chat call in format `name` to `model`; the prompt, its length and how the key is sent are drawn. */
+export function formatChatCall(random: Random, account: Account, name: ChatFormat, model: string, stream: boolean, tools: boolean): Call {
+  const format = CHAT_FORMATS[name];
   const { headers, query } = keyHeaders(random, name, account.key);
   return {
     what: `${name}${stream ? " stream" : ""}${tools ? " tools" : ""} -> ${model}`,
