@@ -23,6 +23,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
+import { rssMb } from "../test/helpers/process-memory.ts";
 
 // ---------------------------------------------------------------- settings
 
@@ -120,12 +121,6 @@ function median(values: number[]): number {
 function round(value: number, digits = 0): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
-}
-
-/** Resident set size of a process in MB, from /proc/PID/status (VmRSS). */
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? round(Number(match[1]) / 1024, 1) : Number.NaN;
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/PID/stat. */

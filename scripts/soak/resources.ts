@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { rssMb } from "../../test/helpers/process-memory.ts";
 
 /** What one instance holds at one moment, from /proc and its TMPDIR. */
 export interface Sample {
@@ -9,12 +10,6 @@ export interface Sample {
   fds: number;
   sockets: number;
   tempFiles: number;
-}
-
-/** Resident set size in MB (VmRSS). */
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Math.round(Number(match[1]) / 102.4) / 10 : Number.NaN;
 }
 
 /** Files anywhere under `dir` (the upload spools live in a folder of their own there). */

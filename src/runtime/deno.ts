@@ -16,7 +16,30 @@ declare const Deno: {
   args: string[];
   pid: number;
   statSync(path: string): unknown;
+  build: { os: string };
+  permissions: { querySync(descriptor: { name: "ffi" }): { state: string } };
+  dlopen(path: string, symbols: typeof MALLOC_TRIM): { symbols: { malloc_trim(pad: bigint): number } };
 };
+
+const MALLOC_TRIM = { malloc_trim: { parameters: ["usize"], result: "i32" } } as const;
+
+/**
+ * glibc's malloc_trim(0) through Deno's FFI, or undefined where it cannot be had (not Linux,
+ * no glibc, or run without --allow-ffi; the permission is queried, so no prompt appears).
+ * Deno's own buffers come from glibc's malloc, which gives memory freed in the middle of its
+ * heap back only when trimmed: after the 60 s soak (seed 2053679218) RSS stayed 65-72 MB above
+ * the start once idle, the JS heap being back; with the trim, 10-18 MB. It takes about 7 ms
+ * after a burst, once per quiet spell, and the next burst ran as fast.
+ */
+function glibcMallocTrim(): (() => void) | undefined {
+  if (Deno.build.os !== "linux" || Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
+  try {
+    const libc = Deno.dlopen("libc.so.6", MALLOC_TRIM);
+    return () => void libc.symbols.malloc_trim(0n);
+  } catch {
+    return undefined; // musl or another C library: nothing to trim this way
+  }
+}
 
 const host: RuntimeHost = {
   env: Deno.env.toObject(),
@@ -32,7 +55,7 @@ const host: RuntimeHost = {
   write: (line) => console.log(line),
   // Deno provides Node's fs module, so uploads share the one temp-file implementation.
   createTempUpload: () => createTempUpload(),
-  memory: v8MemoryRelease(),
+  memory: v8MemoryRelease(glibcMallocTrim()),
   identity: {
     host: Deno.hostname(),
     pid: Deno.pid,

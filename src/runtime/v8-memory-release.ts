@@ -9,9 +9,16 @@ import type { MemoryRelease } from "../lib/idle-reclaimer.ts";
  * after --expose-gc is set, so the gateway's own global object does not get one. JavaScript
  * cannot ask V8 to drop compiled code, so the stronger release is the same collection; the
  * heap's spare pages go back to the system as V8 shrinks it after the collections.
+ * `trimAllocator`, where the runtime can call it, then hands the C allocator's free pages back.
  */
-export function v8MemoryRelease(): MemoryRelease {
+export function v8MemoryRelease(trimAllocator?: () => void): MemoryRelease {
   setFlagsFromString("--expose-gc");
-  const collect = runInNewContext("gc") as () => void;
+  const gc = runInNewContext("gc") as () => void;
+  const collect = trimAllocator
+    ? () => {
+        gc();
+        trimAllocator();
+      }
+    : gc;
   return { collect, shrink: collect };
 }
