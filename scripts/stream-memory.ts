@@ -194,6 +194,7 @@ for (const r of rows) console.log(`| ${cells(r).join(" | ")} |`);
 console.log(`\nlargest RSS moves by mapping, start -> ${rows[1]?.label ?? "start"} -> ${last.label}:`);
 for (const line of largestMoves(start.mappings, rows[1]?.mappings ?? start.mappings)) console.log(`  start -> ${rows[1]?.label}: ${line}`);
 if (rows.length > 2) for (const line of largestMoves(rows[1]!.mappings, last.mappings)) console.log(`  ${rows[1]!.label} -> ${last.label}: ${line}`);
+if (rows.length > 2) for (const line of largestMoves(start.mappings, last.mappings)) console.log(`  start -> ${last.label}: ${line}`);
 
 if (isBunProbe) {
   const typeMoves = (from: Record<string, number>, to: Record<string, number>) =>
