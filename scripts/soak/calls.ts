@@ -129,19 +129,25 @@ function getCall(what: string, account: Account | null, path: string, headers: R
 /** A few seconds of speech-like WAV, made once: uploads differ only in their text fields. */
 const AUDIO = speechWav(WORDS.join(" ").repeat(2));
 
+/** A body of OpenAI media events (speech, transcript, images) is whole once its end event has come. */
+const endsWithEvent = (type: string) => (answer: string) => answer.includes(`"type":"${type}"`);
+
 function transcriptionCall(random: Random, account: Account, file = AUDIO, filename = "soak.wav"): Call {
   const task = random.pick(["transcriptions", "translations"] as const);
   const format = random.pick(["json", "text", "verbose_json", "srt"]);
+  // Transcripts in json or text may come as transcript.text.* events; translations never do.
+  const events = task === "transcriptions" && (format === "json" || format === "text") && random.chance(0.5);
+  const fields: [string, string][] = [["model", MEDIA_MODELS.transcribe], ["response_format", format], ...(events ? [["stream", "true"] as [string, string]] : [])];
   return {
-    what: `${task} ${format}`,
+    what: `${task} ${format}${events ? " events" : ""}`,
     account,
     meteredModel: MEDIA_MODELS.transcribe,
     method: "POST",
     path: `/v1/audio/${task}`,
     headers: { authorization: `Bearer ${account.key}` },
-    body: { fields: [["model", MEDIA_MODELS.transcribe], ["response_format", format]], file, filename },
-    streamed: false,
-    whole: (answer) => answer.length > 0,
+    body: { fields, file, filename },
+    streamed: events,
+    whole: events ? endsWithEvent("transcript.text.done") : (answer) => answer.length > 0,
   };
 }
 
@@ -154,12 +160,17 @@ function mediaCall(random: Random, account: Account): Call {
       return jsonCall("gemini embedContent", account, MEDIA_MODELS.embed, `/v1beta/models/${MEDIA_MODELS.embed}:embedContent`, { content: { parts: [{ text: text(random) }] } }, (b) => Array.isArray(b.embedding?.values));
     case "rerank":
       return jsonCall("rerank", account, MEDIA_MODELS.rerank, "/v1/rerank", { model: MEDIA_MODELS.rerank, query: text(random, 6), documents: [text(random), text(random), text(random)], top_n: 2 }, (b) => Array.isArray(b.results));
-    case "images":
-      return jsonCall("images", account, MEDIA_MODELS.image, "/v1/images/generations", { model: MEDIA_MODELS.image, prompt: text(random), size: "256x256" }, (b) => Array.isArray(b.data));
+    case "images": {
+      const body = { model: MEDIA_MODELS.image, prompt: text(random), size: "256x256" };
+      if (random.chance(0.7)) return jsonCall("images", account, MEDIA_MODELS.image, "/v1/images/generations", body, (b) => Array.isArray(b.data));
+      const call = jsonCall("images events", account, MEDIA_MODELS.image, "/v1/images/generations", { ...body, stream: true, partial_images: random.int(0, 2) }, () => true);
+      return { ...call, streamed: true, whole: endsWithEvent("image_generation.completed") };
+    }
     case "speech": {
       const format = random.pick(["wav", "mp3", "flac"]);
-      const call = jsonCall(`speech ${format}`, account, MEDIA_MODELS.speech, "/v1/audio/speech", { model: MEDIA_MODELS.speech, input: text(random), response_format: format }, () => true);
-      return { ...call, streamed: true, whole: (answer) => answer.length > 0 };
+      const events = random.chance(0.3);
+      const call = jsonCall(`speech ${format}${events ? " events" : ""}`, account, MEDIA_MODELS.speech, "/v1/audio/speech", { model: MEDIA_MODELS.speech, input: text(random), response_format: format, ...(events ? { stream_format: "sse" } : {}) }, () => true);
+      return { ...call, streamed: true, whole: events ? endsWithEvent("speech.audio.done") : (answer) => answer.length > 0 };
     }
     case "transcription":
       return transcriptionCall(random, account);
