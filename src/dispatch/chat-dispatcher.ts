@@ -140,7 +140,7 @@ export class ChatDispatcher {
       const adapter = CHAT_ADAPTERS[channel.type]!;
       if (!speaksCallerFormat(request, adapter)) warnLeftOut(request, call.warnings);
       return run(adapter, call);
-    }, readWhole);
+    }, readWhole ? "whole" : "stream");
   }
 }
 

@@ -12,7 +12,7 @@ import { MEDIA_ADAPTERS } from "../upstreams/media-adapters.ts";
 import { afterFirstChunk } from "../upstreams/read-body.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
 import type { RequestMeter } from "../usage/request-meter.ts";
-import { serveThroughChannels, statusOf, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
+import { serveThroughChannels, statusOf, type AnswerReading, type ServedCall, type UpstreamDeps } from "./serve-through-channels.ts";
 import type { Served } from "./with-failover.ts";
 
 /** An adapter known to have capability C (channels without it are never tried). */
@@ -70,7 +70,7 @@ export class MediaDispatcher {
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
     usageOf: (result: T) => BillableUsage,
   ): Promise<Served<T>> {
-    const served = await this.#serve(model, capability, meter, signal, run, true);
+    const served = await this.#serve(model, capability, meter, signal, run, "whole");
     return this.#settleWhole(served, meter, signal, usageOf(served.value));
   }
 
@@ -94,7 +94,7 @@ export class MediaDispatcher {
       const answer = await run(adapter, call);
       if (!isEvents(answer)) return answer;
       return { kind: "events" as const, events: await holdUntilAnswer(superviseUpstream(answer.events, call.idleTimeoutMs), Infinity, isEvent) };
-    });
+    }, "stream-or-whole");
     // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
     if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value));
     let broken = false;
@@ -165,11 +165,11 @@ export class MediaDispatcher {
     meter: RequestMeter,
     signal: AbortSignal,
     run: (adapter: Capable<C>, call: UpstreamCall) => Promise<T>,
-    readWhole = false,
+    reading: AnswerReading = "stream",
   ): Promise<ServedCall<T>> {
     const capable = (channel: Channel) => MEDIA_ADAPTERS[channel.type]?.[capability] !== undefined;
     try {
-      return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) => run(MEDIA_ADAPTERS[channel.type] as Capable<C>, call), readWhole);
+      return await serveThroughChannels(this.deps, model, capable, signal, (channel, call) => run(MEDIA_ADAPTERS[channel.type] as Capable<C>, call), reading);
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;

@@ -29,13 +29,20 @@ export interface UpstreamDeps {
 }
 
 /**
+ * How an answer is read: whole, as a stream, or as a stream that an upstream may answer whole
+ * instead (whisper-1 ignores a transcription's `stream`), which is then read as a whole answer is.
+ */
+export type AnswerReading = "whole" | "stream" | "stream-or-whole";
+
+/**
  * Runs `attempt` on the channels serving `model` whose kind `canServe` this endpoint, in
  * routing order with failover, under one overall deadline that also covers reading the
- * body (a stream). 503 when no channel can. With `readWhole` (an answer read whole, not
- * streamed), a client that leaves once an upstream's 2xx head is in no longer stops the
- * body's read: the upstream has done the work and bills it, so it is read, within the
- * deadline and idle limit, to learn what to charge. Such an answer's headers come only once
- * it is whole, so its wait for them is the whole-answer limit, not the first-byte one.
+ * body (a stream). 503 when no channel can. For an answer read whole, not streamed, a client
+ * that leaves once an upstream's 2xx head is in no longer stops the body's read: the upstream
+ * has done the work and bills it, so it is read, within the deadline and idle limit, to learn
+ * what to charge; so is a stream's answer that came whole (UpstreamCall.answeredWhole). Such an
+ * answer's headers come only once it is whole, so its wait for them is the whole-answer limit,
+ * not the first-byte one (a stream's cannot know it in advance).
  */
 export async function serveThroughChannels<T>(
   deps: UpstreamDeps,
@@ -43,12 +50,13 @@ export async function serveThroughChannels<T>(
   canServe: (channel: Channel) => boolean,
   signal: AbortSignal,
   attempt: (channel: Channel, call: UpstreamCall) => Promise<T>,
-  readWhole = false,
+  reading: AnswerReading = "stream",
 ): Promise<ServedCall<T>> {
   const candidates = deps.channels.candidatesFor(model).filter(canServe);
   if (candidates.length === 0) throw new GatewayError(503, `No channel can serve the model '${model}' right now`);
   const deadline = new Deadline(signal, deps.upstreamTimeoutMs);
-  const onAnswered = readWhole ? () => deadline.outliveClient() : undefined;
+  const readWhole = reading === "whole";
+  const outliveClient = reading === "stream" ? undefined : () => deadline.outliveClient();
   const attemptOn = async (channel: Channel) => {
     const warnings = new UpstreamWarnings();
     const value = await attempt(channel, {
@@ -61,7 +69,8 @@ export async function serveThroughChannels<T>(
       idleTimeoutMs: deps.streamIdleTimeoutMs,
       maxBodyBytes: deps.maxUpstreamBodyBytes,
       warnings,
-      onAnswered,
+      onAnswered: readWhole ? outliveClient : undefined,
+      answeredWhole: readWhole ? undefined : outliveClient,
     });
     return { value, warnings: warnings.header() };
   };

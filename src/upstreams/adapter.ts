@@ -34,6 +34,12 @@ export interface UpstreamCall {
   warnings: UpstreamWarnings;
   /** Called when the upstream's 2xx head is in, before its body is read. */
   onAnswered?: () => void;
+  /**
+   * Called by an adapter whose streamed request was answered whole, before it reads that body:
+   * as for an answer read whole, a client that leaves no longer stops the read, since the
+   * upstream has done the work and bills it.
+   */
+  answeredWhole?: () => void;
 }
 
 /** A streamed chat answer: canonical parts, batched as the upstream delivered them. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { expectError } from "../auth/support.ts";
-import { account, onlyUsageRowOf } from "../billing/_inprocess.ts";
+import { account, expectBooksBalanced, onlyUsageRowOf, usageRows } from "../billing/_inprocess.ts";
+import { sleep } from "../helpers/common.ts";
 import { createChannel, upstreamTranscriptText } from "../helpers/openai-media-upstream.ts";
 import { accountClient, collect, MODALITIES, MODELS, startEventStreamWorld, TRANSCRIPTION_WAV, transcriptionFile, transcriptionForm, type EventStreamWorld } from "./_event-streams.ts";
 
@@ -39,6 +40,43 @@ test("whisper-1 ignores stream and answers whole: the caller gets that body, as 
   expect(world.primary.requests[0]!.fields).toMatchObject({ model: "whisper-1", stream: "true" });
   const row = await onlyUsageRowOf(world.gw, response);
   expect({ status: row.status, cost: row.cost_micros, stream: row.stream }).toEqual({ status: 200, cost: COST, stream: 1 });
+  expect((await account(world.gw, id)).balance_micros).toBe(START - COST);
+});
+
+test.each(["false", "true"])("whisper-1, stream=%s: a client that leaves once its whole answer has begun pays for the file (499), as for the whole form", async (stream) => {
+  const { id, key } = await accountClient(world.gw, START);
+  const begun = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  // The head and half the transcript, then the rest once the client has gone.
+  world.primary.setBehavior({
+    script: () => {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(encoder.encode('{"text":"Rain fell'));
+          begun.resolve();
+          await release.promise;
+          controller.enqueue(encoder.encode(' on the harbour."}'));
+          controller.close();
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    },
+  });
+  const client = new AbortController();
+  const sent = world.gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: transcriptionForm({ model: WHISPER, stream }), signal: client.signal });
+  await begun.promise;
+  // Until the gateway has the head (it is only then that the upstream's work is the caller's).
+  await sleep(100);
+  client.abort();
+  await sent.catch(() => {});
+  // The hang-up reaches the gateway before the rest of the body does.
+  await sleep(100);
+  release.resolve();
+  const [row, ...others] = await usageRows(world.gw, id);
+  expect(others).toEqual([]);
+  await expectBooksBalanced(world.gw);
+  expect({ status: row!.status, cost: row!.cost_micros }).toEqual({ status: 499, cost: COST });
   expect((await account(world.gw, id)).balance_micros).toBe(START - COST);
 });
 

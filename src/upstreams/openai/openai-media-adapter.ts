@@ -221,6 +221,7 @@ export const openAiMediaAdapter: MediaAdapter = {
     const contentType = firstContentType(response.headers.get("content-type"));
     if (contentType === null || mediaTypeOf(contentType) === "text/event-stream") return readMediaEvents(response, TRANSCRIPT_STREAM_END, call);
     // An upstream that ignores `stream` (OpenAI's whisper-1, as its API reference says) answers whole: passed on as OpenAI's is.
+    call.answeredWhole?.();
     return readTranscript(response, request, call);
   },
 };
