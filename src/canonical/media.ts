@@ -117,6 +117,8 @@ export interface SpeechRequest {
   speed: number;
   /** How to speak (tone, accent, pace), for models that take it (gpt-4o-mini-tts). */
   instructions?: string;
+  /** The caller's fields the gateway does not model: sent as they are to an OpenAI-compatible upstream, named in a warning by the demo voice. */
+  extraFields: Readonly<Record<string, unknown>>;
 }
 
 /**

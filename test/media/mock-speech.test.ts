@@ -97,10 +97,12 @@ test("a 21-minute clip is made a slice at a time, other work running between any
   for (let i = 1; i < turnsAtChunk.length; i++) expect(turnsAtChunk[i]!).toBeGreaterThan(turnsAtChunk[i - 1]!);
 });
 
-test("instructions to the demo voice, which speaks one way, are named in x-gateway-warnings", async () => {
-  const body = JSON.stringify({ model: "demo-tts", input: "Hello.", instructions: "Whisper it." });
+test("instructions to the demo voice, which speaks one way, and fields it does not know are named in x-gateway-warnings", async () => {
+  const body = JSON.stringify({ model: "demo-tts", input: "Hello.", instructions: "Whisper it.", loudness: -16 });
   const response = await gw.fetch("/v1/audio/speech", { method: "POST", headers: bearer(gw.demoKey), body });
   expect(response.status).toBe(200);
   await response.arrayBuffer();
-  expect(response.headers.get("x-gateway-warnings")).toContain("instructions");
+  const warnings = response.headers.get("x-gateway-warnings");
+  expect(warnings).toContain("instructions");
+  expect(warnings).toContain("loudness");
 });

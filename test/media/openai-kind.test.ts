@@ -298,6 +298,13 @@ describe("speech (4.9)", () => {
     }
   });
 
+  test("fields the gateway does not model (a newer API's options) reach the upstream as sent, as an image request's do", async () => {
+    const response = await postJson(gw, key, "/v1/audio/speech", { model: "oa-tts", input: "Hi.", voice: "alloy", loudness: { target: -16 }, watermark: false });
+    expect(response.status).toBe(200);
+    await bytesOf(response);
+    expect(onlyRequest().body).toEqual({ model: "tts-1", input: "Hi.", voice: "alloy", response_format: "mp3", speed: 1, loudness: { target: -16 }, watermark: false });
+  });
+
   test.each(["wav", "flac", "opus", "aac", "pcm"])("%s: the upstream's Content-Type and bytes pass through", async (format) => {
     const input = `Speaking ${format} now.`;
     const response = await postJson(gw, key, "/v1/audio/speech", { model: "oa-tts", input, response_format: format });

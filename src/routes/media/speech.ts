@@ -5,7 +5,7 @@ import type { Services } from "../../services.ts";
 import { SPEECH_FORMATS, SPEECH_STREAM_END, type SpeechRequest } from "../../canonical/media.ts";
 import { chargedUnlessBroken } from "../../dispatch/media-dispatcher.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
-import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
+import { fieldsOutside, parseOrThrow, readJsonBody } from "../../lib/validate.ts";
 import { ModelIdSchema } from "../../lib/schemas.ts";
 import { numberInRange } from "../../lib/validate.ts";
 import { admitRequest } from "../admit-request.ts";
@@ -51,7 +51,8 @@ const SpeechRequestSchema = v.object({
  */
 export function speechRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(services, "audio"), async (c) => {
-    const body = parseOrThrow(SpeechRequestSchema, await readJsonBody(c.req.raw));
+    const raw = await readJsonBody(c.req.raw);
+    const body = parseOrThrow(SpeechRequestSchema, raw);
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "speech");
     const usage = { inputTokens: 0, outputTokens: 0, characters: characterCount(body.input) };
     const { meter, rateLimitHeaders } = await admitRequest(c, services, { model, mode: "speech", stream: true, maxUsage: usage });
@@ -62,6 +63,7 @@ export function speechRoutes(services: Services) {
       format: body.response_format,
       speed: body.speed,
       instructions: body.instructions,
+      extraFields: fieldsOutside(SpeechRequestSchema, raw),
     };
     const signal = c.req.raw.signal;
     if (body.stream_format === "sse") {

@@ -72,12 +72,12 @@ export const mockMediaAdapter: MediaAdapter = {
   },
 
   async speak(request, call) {
-    warnInstructions(request, call.warnings);
+    warnIgnoredSpeechFields(request, call.warnings);
     return { body: mockSpeech(request.input, request.speed, request.format), contentType: SPEECH_CONTENT_TYPES[request.format] };
   },
 
   async streamSpeech(request, call) {
-    warnInstructions(request, call.warnings);
+    warnIgnoredSpeechFields(request, call.warnings);
     return mockSpeechEvents(request);
   },
 
@@ -122,7 +122,8 @@ async function transcriptOf(request: TranscriptionRequest, call: UpstreamCall): 
   return mockTranscript(seed, file.durationSeconds, { translate: request.task === "translate", language: request.language });
 }
 
-/** The demo voice speaks one way: a caller who asked for another is told. */
-function warnInstructions(request: SpeechRequest, warnings: UpstreamWarnings): void {
+/** The demo voice speaks one way: a caller who asked for another, or sent fields it does not know, is told. */
+function warnIgnoredSpeechFields(request: SpeechRequest, warnings: UpstreamWarnings): void {
   if (request.instructions) warnings.add("instructions", "the demo voice speaks one way and takes no instructions");
+  for (const name of Object.keys(request.extraFields)) warnings.add(name, "not supported by the demo voice; ignored");
 }

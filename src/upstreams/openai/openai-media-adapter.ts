@@ -124,9 +124,10 @@ function imagesBody(request: ImageRequest, call: UpstreamCall) {
   };
 }
 
-/** A speech request as OpenAI's API takes it; what the caller left out stays undefined, which JSON leaves out. */
+/** A speech request as OpenAI's API takes it, with the caller's fields the gateway does not model; what the caller left out stays undefined, which JSON leaves out. */
 function speechBody(request: SpeechRequest, call: UpstreamCall) {
   return {
+    ...request.extraFields,
     model: call.upstreamModel,
     input: request.input,
     voice: request.voice,
