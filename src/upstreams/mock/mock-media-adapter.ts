@@ -97,7 +97,7 @@ export const mockMediaAdapter: MediaAdapter = {
 
 /** What the demo image model draws for a request, within its bound; the fields it ignores named in the warnings. */
 function planImages(request: ImageRequest, call: UpstreamCall): MockImagePlan {
-  for (const name of Object.keys(request.extraFields)) call.warnings.add(name, "not supported by the demo image model; ignored");
+  warnIgnored(call.warnings, Object.keys(request.extraFields), "the demo image model");
   // Left to the model (left out or "auto"), the mock draws the usual square, at DALL-E's default quality.
   const size = request.size === undefined || request.size === "auto" ? "1024x1024" : request.size;
   const quality = request.quality === undefined || request.quality === "auto" ? "standard" : request.quality;
@@ -113,7 +113,7 @@ const STREAMED_TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ["json", "text"
 
 /** The mock's transcript of an upload, within its bound; the fields it ignores named in the warnings. */
 async function transcriptOf(request: TranscriptionRequest, call: UpstreamCall): Promise<Transcript> {
-  for (const name of new Set(request.extraFields.map(([field]) => field))) call.warnings.add(name, "not supported by the demo transcription model; ignored");
+  warnIgnored(call.warnings, new Set(request.extraFields.map(([field]) => field)), "the demo transcription model");
   const { file } = request;
   if (file.durationSeconds > MAX_MOCK_TRANSCRIPT_SECONDS) {
     throw new UpstreamError("status", `The mock transcription model hears at most ${MAX_MOCK_TRANSCRIPT_SECONDS} s (10 hours) of audio per request, not ${file.durationSeconds} s`, 400);
@@ -125,5 +125,10 @@ async function transcriptOf(request: TranscriptionRequest, call: UpstreamCall): 
 /** The demo voice speaks one way: a caller who asked for another, or sent fields it does not know, is told. */
 function warnIgnoredSpeechFields(request: SpeechRequest, warnings: UpstreamWarnings): void {
   if (request.instructions) warnings.add("instructions", "the demo voice speaks one way and takes no instructions");
-  for (const name of Object.keys(request.extraFields)) warnings.add(name, "not supported by the demo voice; ignored");
+  warnIgnored(warnings, Object.keys(request.extraFields), "the demo voice");
+}
+
+/** Names each caller's field that `model` does not take in the warnings: sent, but ignored. */
+function warnIgnored(warnings: UpstreamWarnings, names: Iterable<string>, model: string): void {
+  for (const name of names) warnings.add(name, `not supported by ${model}; ignored`);
 }

@@ -44,9 +44,12 @@ async function* speechEvents(request: SpeechRequest): AsyncGenerator<StreamPart,
   yield mediaEvent("speech.audio.done", { usage: tokenUsage(estimateTokens(request.input), mockAudioTokens(seconds)) });
 }
 
+/** A generator's events as an adapter answers them, each made only when it is read. */
+const eventsAnswer = (events: AsyncGenerator<StreamPart, void>): EventsAnswer => ({ kind: "events", events: batchesFrom(events) });
+
 /** The mock voice's speech as OpenAI's events, made a piece at a time while they are read (see mockSpeech). */
 export function mockSpeechEvents(request: SpeechRequest): EventsAnswer {
-  return { kind: "events", events: batchesFrom(speechEvents(request)) };
+  return eventsAnswer(speechEvents(request));
 }
 
 /** The pieces of a transcript a stream sends: a segment each for diarized_json, else its words, each after the last one's space. */
@@ -69,7 +72,7 @@ async function* transcriptEvents(transcript: Transcript, format: TranscriptForma
 
 /** A mock transcript streamed as OpenAI's streaming transcription models send theirs (`format` is json, text or diarized_json). */
 export function mockTranscriptEvents(transcript: Transcript, format: TranscriptFormat): EventsAnswer {
-  return { kind: "events", events: batchesFrom(transcriptEvents(transcript, format)) };
+  return eventsAnswer(transcriptEvents(transcript, format));
 }
 
 /** The size and quality the demo image model makes a request's images at, and their sides in pixels. */
@@ -107,5 +110,5 @@ async function* imageEvents(request: ImageRequest, plan: MockImagePlan, now: num
 
 /** The demo model's images streamed as OpenAI's GPT image models stream theirs. */
 export function mockImageEvents(request: ImageRequest, plan: MockImagePlan, now: number): EventsAnswer {
-  return { kind: "events", events: batchesFrom(imageEvents(request, plan, now)) };
+  return eventsAnswer(imageEvents(request, plan, now));
 }
