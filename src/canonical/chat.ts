@@ -261,7 +261,15 @@ export type StreamPart =
    * event. `status`: the HTTP status the upstream's own error event stands for, when it named one;
    * `timedOut`: the upstream went silent past the idle limit (a 504 when that comes before the answer).
    */
-  | { type: "error"; message: string; status?: number; timedOut?: true };
+  | StreamFailure;
+
+/** A StreamPart of type `error`: see there. */
+export interface StreamFailure {
+  type: "error";
+  message: string;
+  status?: number;
+  timedOut?: true;
+}
 
 /** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */
 export function partsWithRefusal(response: ChatResponse): AnswerPart[] {

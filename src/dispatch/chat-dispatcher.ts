@@ -1,4 +1,4 @@
-import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type StreamPart, type Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type StreamFailure, type StreamPart, type Usage } from "../canonical/chat.ts";
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
@@ -12,6 +12,7 @@ import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import type { Channel } from "../channels/channel.ts";
 import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
+import { streamFailureStatus } from "../translate/stream-failure-status.ts";
 
 /**
  * How long a stream is held for the first part of its answer, during which a failure still
@@ -77,29 +78,30 @@ export class ChatDispatcher {
     let streamedLength = 0;
     // Searches the upstream ran, which Anthropic bills whether or not the answer ends.
     let webSearches = 0;
-    let failed = false;
+    let failure: StreamFailure | undefined;
     const parts = tapBatches(served.value.parts, {
       deadline: { signal: served.deadline, client: signal },
       onItem(part) {
         if (part.type === "usage") reported = part.usage;
         else if (part.type === "text-delta" || part.type === "refusal-delta" || part.type === "reasoning-delta") streamedLength += part.text.length;
         else if (part.type === "tool-call-delta") streamedLength += part.argumentsDelta.length;
-        else if (part.type === "error") failed = true;
+        else if (part.type === "error") failure = part;
         else if (part.type === "start") prompt = part.prompt;
         else if (part.type === "web-search") webSearches++;
       },
       onEnd: (end) => {
         served.release();
-        // A stream the upstream broke is its failure even when the client hung up after the
-        // error event; one cut at the deadline for a client that stopped reading is recorded
-        // as the gateway's 502 too, charged for what the upstream produced.
-        const broken = failed || end === "failed" || end === "stalled";
+        // A stream the upstream broke is its failure, with the status of its error event, even
+        // when the client hung up after that event; one cut at the deadline for a client that
+        // stopped reading is recorded as the gateway's 502, charged for what the upstream produced.
+        const broken = failure !== undefined || end === "failed" || end === "stalled";
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
-        return meter.finish({ status: broken ? 502 : end === "cancelled" ? 499 : 200, usage: reported ?? estimated, channelId: served.channel.id });
+        const status = failure ? streamFailureStatus(failure) : broken ? 502 : end === "cancelled" ? 499 : 200;
+        return meter.finish({ status, usage: reported ?? estimated, channelId: served.channel.id });
       },
     });
     // The estimate billed for a stream the upstream reported no usage of ends it, so the caller reads what it paid for.
-    const billed = endingWith(parts, (): StreamPart[] => (estimated && !failed ? [{ type: "usage", usage: estimated }] : []));
+    const billed = endingWith(parts, (): StreamPart[] => (estimated && !failure ? [{ type: "usage", usage: estimated }] : []));
     return { ...served, value: { parts: billed, native: served.value.native } };
   }
 

@@ -2,7 +2,8 @@ import type { Channel } from "../channels/channel.ts";
 import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
 import type { Logger } from "../lib/logger.ts";
-import type { StreamPart } from "../canonical/chat.ts";
+import type { StreamFailure, StreamPart } from "../canonical/chat.ts";
+import { streamFailureStatus } from "../translate/stream-failure-status.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { tapBatches, tapStream, type StreamEnd } from "../streams/tap-stream.ts";
@@ -97,18 +98,19 @@ export class MediaDispatcher {
     }, "stream-or-whole");
     // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
     if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value));
-    let broken = false;
+    let failure: StreamFailure | undefined;
     const events = tapBatches(served.value.events, {
       deadline: { signal: served.deadline, client: signal },
       onItem(part) {
         if (part.type === "native") billing.see?.(part);
-        else if (part.type === "error") broken = true;
+        else if (part.type === "error") failure = part;
       },
       onEnd: (end) => {
         served.release();
-        // A stream the upstream broke is its failure even when the client hung up after the error event.
-        const how = broken ? "failed" : end;
-        return meter.finish({ status: STREAM_END_STATUS[how], usage: billing.usage(how), channelId: served.channel.id });
+        // A stream the upstream broke is its failure, with its error event's status, even when the client hung up after that event.
+        const how = failure ? "failed" : end;
+        const status = failure ? streamFailureStatus(failure) : STREAM_END_STATUS[how];
+        return meter.finish({ status, usage: billing.usage(how), channelId: served.channel.id });
       },
     });
     return { ...served, value: { kind: "events", events } };

@@ -1,4 +1,3 @@
-import { errorBody } from "../errors/gateway-error.ts";
 import { pastBodyLimit } from "../upstreams/upstream-error.ts";
 import { readThroughStep, type BatchSource } from "./batch-source.ts";
 import { chainSteps, type StepOutput, type StreamStep } from "./stream-step.ts";
@@ -108,11 +107,6 @@ export function sseParserStep(maxEventLength: number): StreamStep<string, SseEve
  */
 export function readSseBody<T>(body: ReadableStream<Uint8Array>, decode: StreamStep<SseEvent, T>, aborted: AbortSignal, maxEventLength: number): BatchSource<T> {
   return readThroughStep(body, chainSteps(sseParserStep(maxEventLength), decode), aborted);
-}
-
-/** The spec's error body as one SSE event: how a stream that already began reports a failure. */
-export function formatErrorEvent(message: string): string {
-  return formatSseEvent(JSON.stringify(errorBody(502, message)));
 }
 
 /** Serialises one event: `event:` when named, then `data:` lines, then a blank line. */

@@ -1,4 +1,4 @@
-import type { StreamPart, Usage } from "../canonical/chat.ts";
+import type { StreamFailure, StreamPart, Usage } from "../canonical/chat.ts";
 import { formatSseEvent, type SseEvent } from "../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../streams/stream-step.ts";
 
@@ -17,7 +17,7 @@ export interface RelayRules {
   /** Whether the event is the upstream's own error event: relayed as it came, it ends the stream. */
   fails?(part: NativePart): boolean;
   /** This format's event for a failure after the stream began. */
-  errorEvent(message: string): string;
+  errorEvent(failure: StreamFailure): string;
   /** What the gateway sends after a complete stream (OpenAI's `[DONE]`), given the usage billed. */
   closing?(billed: Usage | undefined): string;
 }
@@ -43,7 +43,7 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
       if (failed) return;
       if (part.type === "error") {
         failed = true;
-        output.enqueue(rules.errorEvent(part.message));
+        output.enqueue(rules.errorEvent(part));
         return;
       }
       if (part.type === "usage") billed = part.usage;

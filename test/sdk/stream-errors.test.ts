@@ -114,7 +114,8 @@ describe.each(CALLERS.map((c) => [c]))("caller SDK %s, upstream drops the connec
 /**
  * An upstream that sends a bad event and then keeps its stream open: the caller's stream
  * must end right after the error event (not when the upstream finally closes, or at the idle
- * timeout), the upstream connection must be closed, and the usage row says 502.
+ * timeout), the upstream connection must be closed, and the usage row says 502 (503 for an
+ * upstream that said it is overloaded).
  */
 describe("a broken event ends the stream at once, though the upstream keeps it open", () => {
   /** An SSE body that sends `events` one by one, then stays open until cancelled. */
@@ -155,6 +156,7 @@ describe("a broken event ends the stream at once, though the upstream keeps it o
         "data: {not json\n\n",
       ],
       errorIn: (raw: string) => raw.includes('"error"') && raw.includes("malformed"),
+      rowStatus: 502,
     },
     {
       name: "anthropic caller, anthropic upstream: its own overloaded_error event after the answer began, relayed with its type",
@@ -168,6 +170,8 @@ describe("a broken event ends the stream at once, though the upstream keeps it o
         `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`,
       ],
       errorIn: (raw: string) => raw.includes("event: error\n") && raw.includes('"overloaded_error"'),
+      // An upstream that says it is overloaded is busy, not broken, as its 529 before the headers is.
+      rowStatus: 503,
     },
   ];
 
@@ -186,7 +190,7 @@ describe("a broken event ends the stream at once, though the upstream keeps it o
       expect(raw).not.toContain("[DONE]");
       expect(await eventually(() => cancelled)).toBe(true);
       const row = await usageRowOf(response);
-      expect(row.status).toBe(502);
+      expect(row.status).toBe(c.rowStatus);
     });
   }
 });

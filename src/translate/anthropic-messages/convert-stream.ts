@@ -1,5 +1,7 @@
 import * as v from "valibot";
-import { promptOf, type FinishReason, type PromptUsage, type StreamPart, type Usage } from "../../canonical/chat.ts";
+import { promptOf, type FinishReason, type PromptUsage, type StreamFailure, type StreamPart, type Usage } from "../../canonical/chat.ts";
+import type { ErrorStatus } from "../../errors/gateway-error.ts";
+import { streamFailureStatus } from "../stream-failure-status.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
@@ -263,7 +265,11 @@ function anthropicEvent(type: string, data: object): string {
   return formatSseEvent(JSON.stringify({ type, ...data }), type);
 }
 
-/** How an Anthropic stream that already began reports a failure. */
-export function anthropicErrorEvent(message: string): string {
-  return anthropicEvent("error", { error: { type: "api_error", message } });
+/** Anthropic's error type for each status a failure after the stream began can stand for. */
+const ANTHROPIC_FAILURE_TYPES: Partial<Record<ErrorStatus, string>> = { 429: "rate_limit_error", 503: "overloaded_error", 504: "timeout_error" };
+
+/** How an Anthropic stream that already began reports a failure, typed as Anthropic types it. */
+export function anthropicErrorEvent(failure: StreamFailure): string {
+  const type = ANTHROPIC_FAILURE_TYPES[streamFailureStatus(failure)] ?? "api_error";
+  return anthropicEvent("error", { error: { type, message: failure.message } });
 }

@@ -149,5 +149,5 @@ export function renderGeminiChunks(model: string, fallbackId: string, framing: G
       );
     },
   };
-  return framed(framing, endAtError((message) => geminiErrorEvent(message, framing), render));
+  return framed(framing, endAtError((failure) => geminiErrorEvent(failure, framing), render));
 }

@@ -1,5 +1,7 @@
 import { geminiErrorObject } from "../../errors/google-status.ts";
 import type { GeminiFraming } from "./stream-framing.ts";
+import type { StreamFailure } from "../../canonical/chat.ts";
+import { streamFailureStatus } from "../stream-failure-status.ts";
 
 /**
  * The event (in a JSON array, the last element) that ends a Gemini caller's broken stream, as
@@ -8,6 +10,6 @@ import type { GeminiFraming } from "./stream-framing.ts";
  * streams fail with UNAVAILABLE when the model side breaks off, and a retry may succeed, as it
  * may here.
  */
-export function geminiErrorEvent(message: string, framing: GeminiFraming): string {
-  return framing.chunk(JSON.stringify({ error: geminiErrorObject(502, message) }));
+export function geminiErrorEvent(failure: StreamFailure, framing: GeminiFraming): string {
+  return framing.chunk(JSON.stringify({ error: geminiErrorObject(streamFailureStatus(failure), failure.message) }));
 }

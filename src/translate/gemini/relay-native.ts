@@ -48,7 +48,7 @@ export function relayGeminiChunks(model: string, answers: number, framing: Gemin
       render: ({ event, body }, billed) =>
         framing.chunk(nativeEventData(event, body, withBilledUsage(withCallerModel(body, model, GEMINI_MODEL_FIELD), GEMINI_USAGE_FIELD, billed))),
       ends: finishesGeminiAnswers(answers),
-      errorEvent: (message) => geminiErrorEvent(message, framing),
+      errorEvent: (failure) => geminiErrorEvent(failure, framing),
     }),
   );
 }

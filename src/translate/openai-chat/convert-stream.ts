@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
-import { formatErrorEvent, formatSseEvent } from "../../streams/sse.ts";
+import { formatSseEvent } from "../../streams/sse.ts";
+import { openAiErrorEvent } from "./error-event.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
@@ -150,7 +151,7 @@ export function renderOpenAiChunks(options: ChunkEncoderOptions): StreamStep<Str
         ...(options.includeUsage ? { usage: null } : {}),
       }),
     );
-  return endAtError(formatErrorEvent, {
+  return endAtError(openAiErrorEvent, {
     transform(part, controller) {
       switch (part.type) {
         case "start":

@@ -1,5 +1,5 @@
 import type { StreamPart } from "../../canonical/chat.ts";
-import { formatErrorEvent } from "../../streams/sse.ts";
+import { openAiErrorEvent } from "./error-event.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { nativeEventText, relayNativeEvents, withCallerModel } from "../relay-native.ts";
 import { OPENAI_STREAM_END, openAiUsageChunk } from "./convert-stream.ts";
@@ -26,7 +26,7 @@ export function relayOpenAiChunks(model: string, includeUsage: boolean): StreamS
       }
       return nativeEventText(event, body, shown);
     },
-    errorEvent: formatErrorEvent,
+    errorEvent: openAiErrorEvent,
     closing(billed) {
       const usageChunk = includeUsage && !usageSent && billed ? openAiUsageChunk({ id: last.id, created: last.created, model }, billed) : "";
       return usageChunk + OPENAI_STREAM_END;

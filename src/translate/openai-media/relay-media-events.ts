@@ -1,4 +1,5 @@
-import type { StreamPart } from "../../canonical/chat.ts";
+import type { StreamFailure, StreamPart } from "../../canonical/chat.ts";
+import { streamFailureStatus } from "../stream-failure-status.ts";
 import type { MediaStreamEnd } from "../../canonical/media.ts";
 import { errorBody } from "../../errors/gateway-error.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
@@ -10,8 +11,8 @@ import { nativeEventText, relayNativeEvents } from "../relay-native.ts";
  * other events are typed, carrying the spec's error object, which the OpenAI SDK raises as an
  * APIError after the events that did arrive.
  */
-export function mediaErrorEvent(message: string): string {
-  return formatSseEvent(JSON.stringify({ type: "error", ...errorBody(502, message) }), "error");
+export function mediaErrorEvent(failure: StreamFailure): string {
+  return formatSseEvent(JSON.stringify({ type: "error", ...errorBody(streamFailureStatus(failure), failure.message) }), "error");
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
+import type { FinishReason, StreamFailure, StreamPart, Usage } from "../../canonical/chat.ts";
+import { streamFailureStatus } from "../stream-failure-status.ts";
 import { formatSseEvent } from "../../streams/sse.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { newId } from "../../lib/random-id.ts";
@@ -141,10 +142,10 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
   };
 
   /** How a stream that already began reports a failure: OpenAI's error event, then the Response, failed. */
-  const failure = (reason: string) => {
+  const failure = (reason: StreamFailure) => {
     const opening = start();
     for (const item of output) if (item.status === "in_progress") item.status = "incomplete";
-    const { message: text, type } = errorBody(502, reason).error;
+    const { message: text, type } = errorBody(streamFailureStatus(reason), reason.message).error;
     return (
       opening +
       event("error", { code: type, message: text, param: null }) +

@@ -1,0 +1,16 @@
+import type { ErrorStatus } from "../errors/gateway-error.ts";
+import type { StreamFailure } from "../canonical/chat.ts";
+
+/**
+ * The status a failure after a stream began stands for, in its error event and its usage row:
+ * an upstream gone silent past the idle limit is a timeout (504) and an upstream that said it is
+ * overloaded or rate limited mid-answer is that (503, 429), as the same failures before the
+ * headers are, so a caller's retry logic and an operator's usage filters tell them from a
+ * broken upstream (502, everything else).
+ */
+export function streamFailureStatus(failure: StreamFailure): ErrorStatus {
+  if (failure.timedOut) return 504;
+  if (failure.status === 429) return 429;
+  if (failure.status === 503 || failure.status === 529) return 503;
+  return 502;
+}
