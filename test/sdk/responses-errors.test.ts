@@ -37,7 +37,7 @@ describe("400 naming what is refused, before any upstream is called", () => {
     ["an input_file part", { input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }, "input_file"],
     ["an image by file id", { input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1", detail: "auto" }] }] }, "file_id"],
     ["an item of another type", { input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "web_search_call"],
-    ["an item reference", { input: [{ type: "item_reference", id: "msg_1" }] }, "item_reference"],
+    ["a reference to an item the gateway never gave", { input: [{ type: "item_reference", id: "msg_1" }] }, "item_reference"],
     ["a temperature out of range", { temperature: 5 }, "temperature"],
     ["no input", { input: undefined }, "input"],
   ];
@@ -92,9 +92,9 @@ describe("x-gateway-warnings", () => {
   const warningsOf = async (fields: Record<string, unknown>, model = MODELS.anthropic) =>
     (await world.openai.responses.create({ ...base, model, ...fields } as any).withResponse()).response.headers.get("x-gateway-warnings") ?? "";
 
-  test("a request that does not say store: false is told, once, that responses are not stored", async () => {
+  test("a request that does not say store: false is told, once, that responses are not stored, only their items", async () => {
     const warnings = await warningsOf({});
-    expect(warnings).toBe("store: responses are not stored");
+    expect(warnings).toBe("store: responses are not stored; their output items are kept an hour for item_reference");
     expect(await warningsOf({ store: true })).toBe(warnings);
   });
 

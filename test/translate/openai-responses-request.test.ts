@@ -2,10 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { parseOrThrow } from "../../src/lib/validate.ts";
 import { ResponsesRequestSchema } from "../../src/translate/openai-responses/request-schema.ts";
 import { convertResponsesRequestToCanonical } from "../../src/translate/openai-responses/convert-request-to-canonical.ts";
+import { resolveItemReferences } from "../../src/translate/openai-responses/resolve-item-references.ts";
 
 /** The Responses request translation on its own, for what an upstream's received body shows less plainly. */
 
-const canonicalOf = (body: Record<string, unknown>) => convertResponsesRequestToCanonical(parseOrThrow(ResponsesRequestSchema, { model: "m", ...body }));
+/** The canonical form of a body, which refers to no kept item. */
+function canonicalOf(body: Record<string, unknown>) {
+  const parsed = parseOrThrow(ResponsesRequestSchema, { model: "m", ...body });
+  return convertResponsesRequestToCanonical({ ...parsed, input: resolveItemReferences(parsed.input, () => undefined) });
+}
 
 describe("convertResponsesRequestToCanonical", () => {
   test("an answer's text and its calls are one assistant turn; each output a tool message, an array of input_text joined", () => {

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
-import type { InputContent, ResponsesRequest } from "./request-schema.ts";
+import type { InputContent, ResolvedResponsesRequest } from "./request-schema.ts";
 import { endUserOf, functionToolOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
@@ -8,8 +8,11 @@ import { nothingUntranslated } from "../untranslated.ts";
 const NO_PLACE = "the gateway serves responses through chat, which has no place for it";
 const NOT_CARRIED = `not passed on: ${NO_PLACE}`;
 
-/** The warning of every request that does not say `store: false` (OpenAI's default is to store). */
-const NOT_STORED = "store: responses are not stored";
+/**
+ * The warning of every request that does not say `store: false` (OpenAI's default is to
+ * store): what is kept of the answer, which is less than OpenAI keeps.
+ */
+const NOT_STORED = "store: responses are not stored; their output items are kept an hour for item_reference";
 
 /** A message item's content in canonical parts; a refusal (an earlier answer's) and an image's detail are noted, as they reach no upstream. */
 function partsOf(content: string | InputContent[], where: string, notes: string[]): ContentPart[] {
@@ -31,7 +34,7 @@ function partsOf(content: string | InputContent[], where: string, notes: string[
  * function_call joins the assistant message before it (an answer's text and its calls are one
  * turn, as a chat completion gives them), and each function_call_output is a tool message.
  */
-function messagesOf(body: ResponsesRequest, notes: string[]): ChatMessage[] {
+function messagesOf(body: ResolvedResponsesRequest, notes: string[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: "system", parts: [{ type: "text", text: body.instructions }] });
   if (typeof body.input === "string") {
@@ -57,12 +60,12 @@ function messagesOf(body: ResponsesRequest, notes: string[]): ChatMessage[] {
   return messages;
 }
 
-function responseFormatOf(format: NonNullable<ResponsesRequest["text"]>["format"]): ResponseFormat | undefined {
+function responseFormatOf(format: NonNullable<ResolvedResponsesRequest["text"]>["format"]): ResponseFormat | undefined {
   if (format?.type === "json_object") return { type: "json" };
   return format?.type === "json_schema" ? jsonSchemaFormatOf(format) : undefined;
 }
 
-function toolChoiceOf(choice: ResponsesRequest["tool_choice"]): ToolChoice | undefined {
+function toolChoiceOf(choice: ResolvedResponsesRequest["tool_choice"]): ToolChoice | undefined {
   if (choice == null || typeof choice === "string") return choice ?? undefined;
   return { name: choice.name };
 }
@@ -71,17 +74,18 @@ function toolChoiceOf(choice: ResponsesRequest["tool_choice"]): ToolChoice | und
  * What the request asks for that no upstream receives: fields the canonical form has no
  * place for, a second end-user id, and storage, which OpenAI does by default.
  */
-function unhonouredOf(body: ResponsesRequest, fields: string[], notes: string[]): string[] {
+function unhonouredOf(body: ResolvedResponsesRequest, fields: string[], notes: string[]): string[] {
   const unhonoured = [...fieldsLeftBehind("responses", body), ...fields].map((field) => `${field}: ${NOT_CARRIED}`);
   if (body.store !== false) unhonoured.push(NOT_STORED);
   return [...unhonoured, ...notes];
 }
 
 /**
- * A validated Responses API body in canonical form. There is no native body: no upstream
- * speaks this format, so every upstream kind, an openai one included, gets a translation.
+ * A validated Responses API body, its item references resolved, in canonical form. There is
+ * no native body: no upstream speaks this format, so every upstream kind, an openai one
+ * included, gets a translation.
  */
-export function convertResponsesRequestToCanonical(body: ResponsesRequest): ChatRequest {
+export function convertResponsesRequestToCanonical(body: ResolvedResponsesRequest): ChatRequest {
   const notes: string[] = [];
   // Where endUserOf notes a second end-user id, as it does for chat.
   const untranslated = nothingUntranslated();

@@ -10,18 +10,21 @@ type ItemStatus = "in_progress" | "completed" | "incomplete";
 
 /** An output message item. */
 export function messageItem(id: string, content: OutputContent[], status: ItemStatus) {
-  return { type: "message", id, status, role: "assistant", content };
+  return { type: "message" as const, id, status, role: "assistant" as const, content };
 }
 
 /** An output function_call item; `callId` is the id a function_call_output answers. */
 export function functionCallItem(id: string, call: { callId: string; name: string; arguments: string }, status: ItemStatus) {
-  return { type: "function_call", id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
+  return { type: "function_call" as const, id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
 }
 
 /** An output reasoning item: the model's thinking, as far as the upstream shows it, as one summary part. */
 export function reasoningItem(id: string, text: string) {
-  return { type: "reasoning", id, summary: [{ type: "summary_text", text }] };
+  return { type: "reasoning" as const, id, summary: [{ type: "summary_text" as const, text }] };
 }
+
+/** Any output item the gateway writes. */
+export type OutputItem = ReturnType<typeof messageItem> | ReturnType<typeof functionCallItem> | (ReturnType<typeof reasoningItem> & { status?: ItemStatus });
 
 /** An output_text part (the Responses API's annotations are citations, which the gateway never has). */
 export const outputText = (text: string): OutputContent => ({ type: "output_text", text, annotations: [] });
@@ -31,8 +34,8 @@ export const outputText = (text: string): OutputContent => ({ type: "output_text
  * item, each run of text one message, each tool call one function_call, and a refusal's words
  * a refusal part of the last message. An incomplete answer's last item is the one cut short.
  */
-function outputItemsOf(response: ChatResponse): Record<string, unknown>[] {
-  const items: Record<string, unknown>[] = [];
+function outputItemsOf(response: ChatResponse): OutputItem[] {
+  const items: OutputItem[] = [];
   let message: OutputContent[] | undefined;
   let reasoning: ReturnType<typeof reasoningItem> | undefined;
   const openMessage = () => {

@@ -6,10 +6,8 @@ import { newId } from "../../lib/random-id.ts";
 import { errorBody } from "../../errors/gateway-error.ts";
 import { endAtError } from "../end-at-error.ts";
 import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
-import { functionCallItem, messageItem, outputText, reasoningItem, type OutputContent } from "./convert-response.ts";
+import { functionCallItem, messageItem, outputText, reasoningItem, type OutputContent, type OutputItem } from "./convert-response.ts";
 import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
-
-type Item = ReturnType<typeof messageItem> | ReturnType<typeof functionCallItem> | (ReturnType<typeof reasoningItem> & { status?: string });
 
 /** The message being written: its place in `output` and whether its last content part is still open. */
 interface OpenMessage {
@@ -40,12 +38,17 @@ interface OpenCall {
  * where text begins again, so a message's events come together as OpenAI sends them; calls
  * stay open side by side, since an upstream may interleave their arguments and each event
  * names its item. An upstream failure ends the stream with an `error` event (on which the
- * SDK's stream helper rejects) and response.failed, the Response's final state.
+ * SDK's stream helper rejects) and response.failed, the Response's final state. `keep` is
+ * given the output items of a Response that completed or was cut short, not of one that failed.
  */
-export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now: () => number): StreamStep<StreamPart, string> {
+export function renderResponsesEvents(
+  head: Omit<ResponseHead, "createdAt">,
+  now: () => number,
+  keep?: (output: OutputItem[]) => void,
+): StreamStep<StreamPart, string> {
   let sequence = 0;
   let started: ResponseHead | null = null;
-  const output: Item[] = [];
+  const output: OutputItem[] = [];
   let message: OpenMessage | null = null;
   let reasoning: OpenReasoning | null = null;
   const openCalls: OpenCall[] = [];
@@ -205,6 +208,7 @@ export function renderResponsesEvents(head: Omit<ResponseHead, "createdAt">, now
       closeMessage(controller, status);
       closeCalls(controller, status);
       const response = responseObject(started!, { status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });
+      keep?.(output);
       controller.enqueue(event(incompleteReason ? "response.incomplete" : "response.completed", { response }));
     },
   });

@@ -71,16 +71,20 @@ const FunctionCallOutputItem = v.object({
 /** An earlier answer's reasoning, sent back with its output: the model's record of its own thinking, which no upstream takes back. */
 const ReasoningItem = v.looseObject({ type: v.literal("reasoning") });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
-const OtherItem = refusedType(ITEM_TYPES, (type) =>
-  type === "item_reference"
-    ? "items of type 'item_reference' are not served: the gateway stores no responses, so send the item itself"
-    : `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output and reasoning items`,
-);
-const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, ReasoningItem, OtherItem], "an item's 'type' must be a string");
+/** An earlier answer's output item named by its id, as the AI SDK sends its own earlier text back when it stores responses. */
+const ItemReference = v.object({ type: v.literal("item_reference"), id: v.pipe(v.string(), v.minLength(1, "must not be empty")) });
 
-/** One item of `input`. */
-export type InputItem = v.InferOutput<typeof InputItem>;
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "item_reference"];
+const OtherItem = refusedType(
+  ITEM_TYPES,
+  (type) => `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output, reasoning and item_reference items`,
+);
+const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, ReasoningItem, ItemReference, OtherItem], "an item's 'type' must be a string");
+
+/** An item_reference of `input`, which names an item instead of holding it. */
+export type ItemReference = v.InferOutput<typeof ItemReference>;
+/** One item of `input` that holds what it says: any but an item_reference. */
+export type InputItem = Exclude<v.InferOutput<typeof InputItem>, ItemReference>;
 /** One content part of a message item. */
 export type InputContent = v.InferOutput<typeof Content>[number];
 
@@ -152,6 +156,9 @@ export const ResponsesRequestSchema = v.looseObject({
 });
 
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
+
+/** A body whose item references were replaced by the items they name: what is translated. */
+export type ResolvedResponsesRequest = { [K in keyof ResponsesRequest]: K extends "input" ? string | InputItem[] : ResponsesRequest[K] };
 
 /**
  * POST /v1/responses/input_tokens: the prompt part of a Responses body. Sampling, output

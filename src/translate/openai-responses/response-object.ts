@@ -70,9 +70,9 @@ export function responseIdOf(requestId: string): string {
 }
 
 /** A Response object in any state: in progress (no usage yet), completed, incomplete or failed. */
-export function responseObject(
+export function responseObject<Item>(
   head: ResponseHead,
-  state: { status: "in_progress" | "completed" | "incomplete" | "failed"; output: unknown[]; usage: Usage | null; incompleteReason?: string | null; error?: string },
+  state: { status: "in_progress" | "completed" | "incomplete" | "failed"; output: Item[]; usage: Usage | null; incompleteReason?: string | null; error?: string },
 ) {
   return {
     id: head.id,
