@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { generateObject, generateText, Output } from "ai";
+import { generateObject, generateText, Output, streamText } from "ai";
 import { MODELS, REMOTE_KINDS, startWorld, type RemoteKind, type World } from "../sdk/_support.ts";
 import { AI_CALLERS, answerWhole, FORECAST, FORECAST_VALUE, modelFor, requestsOf, type AiCaller } from "./_ai-sdk-support.ts";
 
@@ -9,7 +9,7 @@ import { AI_CALLERS, answerWhole, FORECAST, FORECAST_VALUE, modelFor, requestsOf
  * providers ask for JSON against the schema (response_format, text.format,
  * responseSchema); the anthropic provider, for a model it does not know, forces a tool named
  * "json" whose input is the object. Either way the schema must reach the upstream and the
- * upstream's object come back whole.
+ * upstream's object come back whole; the demo model answers the smallest object it allows.
  */
 
 let world: World;
@@ -46,5 +46,13 @@ describe.each(AI_CALLERS.map((c) => [c]))("AI SDK caller %s", (caller: AiCaller)
     for (const sent of requestsOf(world, kind, 2)) {
       expect(Object.keys(forecastSchemaIn(sent)!.properties).sort()).toEqual(["city", "rain", "temperature"]);
     }
+  });
+
+  test("the demo model: the smallest object the schema takes, whole and streamed", async () => {
+    const model = modelFor(world, caller, MODELS.mock);
+    const smallest = { city: "mock", temperature: 1, rain: true };
+    expect((await generateObject({ model, schema: FORECAST, prompt: "The forecast for Paris", maxRetries: 0 })).object).toEqual(smallest);
+    const streamed = streamText({ model, output: Output.object({ schema: FORECAST }), prompt: "The forecast for Paris", maxRetries: 0 });
+    expect(await streamed.output).toEqual(smallest);
   });
 });

@@ -7,12 +7,12 @@ import { batchesOf } from "../../streams/batch-source.ts";
 import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 
 /**
- * The built-in offline model: answers by echoing the last user message, calls a tool when
- * tools are offered, streams word by word. Deterministic apart from the response id.
+ * The built-in offline model: answers by echoing the last user message (in JSON when asked
+ * for JSON), calls a tool when tools are offered, streams word by word. Deterministic apart from the response id.
  */
 export const mockChatAdapter: ChatAdapter = {
   async complete(request, call) {
-    warnProse(request, call.warnings);
+    warnThinking(request, call.warnings);
     const reply = mockChatReply(request);
     return {
       id: `mock-${randomBase62(16)}`,
@@ -26,7 +26,7 @@ export const mockChatAdapter: ChatAdapter = {
   },
 
   async stream(request, call) {
-    warnProse(request, call.warnings);
+    warnThinking(request, call.warnings);
     const reply = mockChatReply(request);
     const parts: StreamPart[] = [{ type: "start", id: `mock-${randomBase62(16)}`, model: call.upstreamModel, created: Math.floor(call.now() / 1000) }];
     reply.content.forEach((part, index) => {
@@ -49,8 +49,7 @@ export const mockChatAdapter: ChatAdapter = {
   },
 };
 
-/** The echo is prose, written without thinking: a caller who asked for JSON, or set how hard the model thinks, is told. */
-function warnProse(request: ChatRequest, warnings: UpstreamWarnings): void {
-  if (request.responseFormat) warnings.add("response_format", "the demo model answers in prose, not JSON");
+/** The demo model answers without thinking: a caller who set how hard the model thinks is told. */
+function warnThinking(request: ChatRequest, warnings: UpstreamWarnings): void {
   if (request.reasoning) warnings.add("reasoning", "the demo model does not think; ignored");
 }

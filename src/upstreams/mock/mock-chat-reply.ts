@@ -13,16 +13,28 @@ export interface MockReply {
   outputTokens: number;
 }
 
-/** A minimal argument object satisfying the tool's JSON schema's required properties. */
-function argumentsFor(tool: ToolDefinition): string {
-  const properties = (tool.parameters.properties ?? {}) as Record<string, { type?: string }>;
-  const required = Array.isArray(tool.parameters.required) ? (tool.parameters.required as string[]) : [];
-  const args: Record<string, unknown> = {};
-  for (const name of required) {
-    const type = properties[name]?.type;
-    args[name] = type === "number" || type === "integer" ? 1 : type === "boolean" ? true : type === "array" ? [] : type === "object" ? {} : "mock";
-  }
-  return JSON.stringify(args);
+/**
+ * The smallest value `schema` takes: an object of its required properties, each sampled in
+ * turn, the first of an enum, const or choice, 1, true, [] or "mock". What the demo model
+ * calls tools with and answers a JSON schema with, so a caller's parser accepts it.
+ */
+function sampleOf(schema: unknown): unknown {
+  if (schema === null || typeof schema !== "object") return "mock";
+  const node = schema as Record<string, any>;
+  if ("const" in node) return node.const;
+  if (Array.isArray(node.enum) && node.enum.length > 0) return node.enum[0];
+  const choices = node.anyOf ?? node.oneOf;
+  if (Array.isArray(choices) && choices.length > 0) return sampleOf(choices[0]);
+  // Gemini's schemas write their types in capitals.
+  const type = String((Array.isArray(node.type) ? node.type[0] : node.type) ?? (node.properties ? "object" : "string")).toLowerCase();
+  if (type === "number" || type === "integer") return 1;
+  if (type === "boolean") return true;
+  if (type === "array") return [];
+  if (type === "null") return null;
+  if (type !== "object") return "mock";
+  const properties = (node.properties ?? {}) as Record<string, unknown>;
+  const required: string[] = Array.isArray(node.required) ? node.required : [];
+  return Object.fromEntries(required.map((name) => [name, sampleOf(properties[name])]));
 }
 
 /** The tool the mock calls: the named one, or with `required`/`auto` the first one, unless a tool result was just given. */
@@ -54,7 +66,7 @@ export function mockChatReply(request: ChatRequest): MockReply {
   const inputTokens = estimatePromptTokens(request);
   const tool = toolToCall(request);
   if (tool) {
-    const args = argumentsFor(tool);
+    const args = JSON.stringify(sampleOf(tool.parameters));
     return {
       content: [{ type: "tool_call", id: callIdOf(request, tool), name: tool.name, arguments: args }],
       finishReason: "tool_calls",
@@ -65,6 +77,12 @@ export function mockChatReply(request: ChatRequest): MockReply {
   const lastUser = [...request.messages].reverse().find((m) => m.role === "user" || m.role === "tool");
   const said = lastUser ? textOf(lastUser.parts) || lastUser.parts.map((p) => (p.type === "tool_result" ? p.content : "")).join("") : "";
   const full = `This is a mock reply from the gateway. You said: ${said.slice(0, 200) || "(nothing)"}`;
+  const format = request.responseFormat;
+  if (format) {
+    // JSON is answered whole: cut at a word or a stop sequence it would no longer parse.
+    const json = JSON.stringify(format.type === "json_schema" ? sampleOf(format.schema) : { reply: full });
+    return { content: [{ type: "text", text: json }], finishReason: "stop", inputTokens, outputTokens: estimateTokens(json) };
+  }
   const words = full.split(" ");
   const limit = request.params.maxTokens;
   const kept = limit !== undefined && limit < words.length ? words.slice(0, limit) : words;
