@@ -55,6 +55,19 @@ describe("the assistant's earlier text, sent back by reference", () => {
     requestsOf(world, "anthropic", 1);
   });
 
+  test("input_tokens counts a referred item as the item itself", async () => {
+    const answered = await world.gw.fetch("/v1/responses", { method: "POST", headers: bearer(world.key), body: JSON.stringify({ model: MODELS.mock, input: "Hello" }) });
+    const message = (await answered.json()).output.find((item: any) => item.type === "message");
+    const count = async (item: unknown) => {
+      const response = await world.gw.fetch("/v1/responses/input_tokens", { method: "POST", headers: bearer(world.key), body: JSON.stringify({ model: MODELS.mock, input: [{ role: "user", content: "Hello" }, item] }) });
+      expect(response.status).toBe(200);
+      return (await response.json()).input_tokens;
+    };
+    const inline = await count(message);
+    expect(inline).toBeGreaterThan(await count({ role: "user", content: "" }));
+    expect(await count({ type: "item_reference", id: message.id })).toBe(inline);
+  });
+
   test("store: false keeps nothing, as OpenAI stores nothing then, and the SDK sends the text itself", async () => {
     const response = await world.gw.fetch("/v1/responses", { method: "POST", headers: bearer(world.key), body: JSON.stringify({ model: MODELS.mock, input: "Hello", store: false }) });
     expect(response.status).toBe(200);
