@@ -20,7 +20,7 @@ export interface MockReply {
  */
 function sampleOf(schema: unknown): unknown {
   if (schema === null || typeof schema !== "object") return "mock";
-  const node = schema as Record<string, any>;
+  const node = schema as Record<string, unknown>;
   if ("const" in node) return node.const;
   if (Array.isArray(node.enum) && node.enum.length > 0) return node.enum[0];
   const choices = node.anyOf ?? node.oneOf;
