@@ -15,17 +15,17 @@ export interface KeepAlive {
   now: () => number;
   /** When the caller began waiting (default: when the body is made); the first comment is due `firstAfterMs` after it. */
   since?: number;
-  /** What is written, when not KEEP_ALIVE_COMMENT (a body that is not SSE). */
-  text?: string;
+  /** What is written, when not KEEP_ALIVE_COMMENT (a body that a comment would break), asked each time one is due. */
+  text?: () => string;
 }
 
 /** The comment written for a keep-alive. */
 export const KEEP_ALIVE_COMMENT = ": keep-alive\n\n";
 
-/** A stream body written otherwise than as SSE: its content type, and what it writes as a keep-alive. */
+/** A stream body that cannot take SSE comments: its content type (SSE's when not given), and what it writes as a keep-alive. */
 export interface StreamWire {
-  contentType: string;
-  keepAlive: string;
+  contentType?: string;
+  keepAlive: () => string;
 }
 
 /**
@@ -65,7 +65,7 @@ export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, s
               return;
             }
             for (const item of batch) render.transform(item, output);
-            if (!text && keepAliveDue()) text = keepAlive!.text ?? KEEP_ALIVE_COMMENT;
+            if (!text && keepAliveDue()) text = keepAlive!.text?.() ?? KEEP_ALIVE_COMMENT;
             if (text) {
               if (keepAlive) lastWrite = keepAlive.now();
               controller.enqueue(take());

@@ -161,6 +161,27 @@ export function replaySse(
   return new Response(body, { status: 200, headers: { ...headers, ...behavior.headers } });
 }
 
+/**
+ * An SSE answer for a `script`: `pings` keep-alive comments `everyMs` apart (an upstream alive
+ * but not answering yet, as a reasoning model is), then the fixture `name` whole;
+ * `onAnswer` is called just before the fixture is sent.
+ */
+export function pingsThenFixture(name: string, pings: number, everyMs: number, onAnswer: () => void = () => {}): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (let i = 0; i < pings; i++) {
+        controller.enqueue(encoder.encode(": keep-alive\n\n"));
+        await sleep(everyMs);
+      }
+      onAnswer();
+      controller.enqueue(encoder.encode(readFixture(name)));
+      controller.close();
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
 /** A running loopback upstream. */
 export interface LoopbackUpstream<R extends RecordedRequest, B> {
   /** Base URL, as a channel's base_url: the host root, e.g. http://127.0.0.1:40123 (with /v1 for OpenAI). */

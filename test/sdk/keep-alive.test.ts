@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import { bearer } from "../helpers/gateway.ts";
-import { readFixture, summarizeStreamFixture } from "../helpers/openai-upstream.ts";
+import { summarizeStreamFixture } from "../helpers/openai-upstream.ts";
+import { pingsThenFixture } from "../helpers/loopback-upstream.ts";
 import { MODELS, startWorld, type World } from "./_support.ts";
 
 /**
@@ -27,21 +28,10 @@ let answerSent = false;
 function pingThenAnswer(): void {
   answerSent = false;
   world.upstreams.openai.setBehavior({
-    script: () => {
-      const encoder = new TextEncoder();
-      const body = new ReadableStream<Uint8Array>({
-        async start(controller) {
-          for (let i = 0; i < PINGS; i++) {
-            controller.enqueue(encoder.encode(": keep-alive\n\n"));
-            await Bun.sleep(PING_EVERY_MS);
-          }
-          answerSent = true;
-          controller.enqueue(encoder.encode(readFixture(FIXTURE)));
-          controller.close();
-        },
-      });
-      return new Response(body, { headers: { "content-type": "text/event-stream" } });
-    },
+    script: () =>
+      pingsThenFixture(FIXTURE, PINGS, PING_EVERY_MS, () => {
+        answerSent = true;
+      }),
   });
 }
 

@@ -9,7 +9,7 @@ import { convertGeminiCountRequestToCanonical, convertGeminiRequestToCanonical }
 import { convertCanonicalToGeminiResponse, GEMINI_USAGE_FIELD } from "../../translate/gemini/convert-response.ts";
 import { renderGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { GEMINI_MODEL_FIELD, relayGeminiChunks } from "../../translate/gemini/relay-native.ts";
-import { geminiFramingOf, SSE_FRAMING } from "../../translate/gemini/stream-framing.ts";
+import { geminiFramingOf } from "../../translate/gemini/stream-framing.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
 import { serveGeminiEmbeddings } from "../media/gemini-embeddings.ts";
@@ -46,14 +46,15 @@ export function generateContentRoutes(services: Services) {
     }
     const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
     const request = convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent");
-    const framing = request.stream ? geminiFramingOf(c.req.query("alt")) : SSE_FRAMING;
+    // Only a stream is framed (and only it renders, so the renderers' own default never serves).
+    const framing = request.stream ? geminiFramingOf(c.req.query("alt")) : undefined;
     return serveChat(c, services, request, {
       renderResponse: convertCanonicalToGeminiResponse,
       renderStream: (model, requestId) => renderGeminiChunks(model, requestId, framing),
       relayStream: (model, answers) => relayGeminiChunks(model, answers, framing),
       modelField: GEMINI_MODEL_FIELD,
       usageField: GEMINI_USAGE_FIELD,
-      streamWire: framing.wire,
+      streamWire: framing?.wire,
     });
   };
   // The genai SDK calls the same actions under whichever API version it is told to use.

@@ -40,7 +40,7 @@ export interface ChatFormat {
   modelField: string;
   /** Where this format's responses carry usage, which native passthrough fills when the upstream left it out. */
   usageField: UsageField;
-  /** The stream's content type and keep-alive when it is not written as SSE (a Gemini caller's JSON array). */
+  /** The stream's content type and keep-alive when an SSE comment would break it (a Gemini caller's). */
   streamWire?: StreamWire;
   /** Whether the rate-limit headers also go by Anthropic's names, for a messages-format caller. */
   anthropicNames?: AnthropicNames;
@@ -79,6 +79,6 @@ export async function serveChat(
   const wire = format.streamWire;
   // The dispatcher may have held the stream a while for the first part of its answer.
   const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt, text: wire?.keepAlive };
-  const headers = wire ? { ...SSE_HEADERS, "content-type": wire.contentType } : SSE_HEADERS;
+  const headers = wire?.contentType ? { ...SSE_HEADERS, "content-type": wire.contentType } : SSE_HEADERS;
   return modelResponse(renderBatches(parts, render, keepAlive), headers, { rateLimitHeaders, served, requestId });
 }

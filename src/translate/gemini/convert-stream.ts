@@ -1,7 +1,7 @@
 import { promptOf, type FinishReason, type StreamPart, type Usage } from "../../canonical/chat.ts";
 import type { SseEvent } from "../../streams/sse.ts";
 import { geminiErrorEvent } from "./error-event.ts";
-import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
+import { framed, geminiFramingOf, type GeminiFraming } from "./stream-framing.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
@@ -87,7 +87,7 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
  * call is sent whole once its arguments are complete, as Gemini does; the last chunk carries
  * finishReason and usageMetadata.
  */
-export function renderGeminiChunks(model: string, fallbackId: string, framing: GeminiFraming = SSE_FRAMING): StreamStep<StreamPart, string> {
+export function renderGeminiChunks(model: string, fallbackId: string, framing: GeminiFraming = geminiFramingOf("sse")): StreamStep<StreamPart, string> {
   let id = fallbackId;
   let usage: Usage | null = null;
   let finish: FinishReason = "stop";

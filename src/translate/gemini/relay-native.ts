@@ -1,7 +1,7 @@
 import type { StreamPart } from "../../canonical/chat.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { geminiErrorEvent } from "./error-event.ts";
-import { framed, SSE_FRAMING, type GeminiFraming } from "./stream-framing.ts";
+import { framed, geminiFramingOf, type GeminiFraming } from "./stream-framing.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { nativeEventData, relayNativeEvents, withBilledUsage, withCallerModel, type NativePart } from "../relay-native.ts";
 import { GEMINI_USAGE_FIELD } from "./convert-response.ts";
@@ -41,7 +41,7 @@ const finishesOneAnswer = finishesAllOf(finishedAnswers(1));
  * as `framing` says. The chunks from the one that finishes the answers on, held to the end,
  * get the usage billed when the upstream gave them no usageMetadata.
  */
-export function relayGeminiChunks(model: string, answers: number, framing: GeminiFraming = SSE_FRAMING): StreamStep<StreamPart, string> {
+export function relayGeminiChunks(model: string, answers: number, framing: GeminiFraming = geminiFramingOf("sse")): StreamStep<StreamPart, string> {
   return framed(
     framing,
     relayNativeEvents({
