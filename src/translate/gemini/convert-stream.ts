@@ -85,7 +85,10 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
  * Canonical parts -> Gemini stream chunks (GenerateContentResponse), written as `framing`
  * says (SSE events, or the elements of one JSON array). Text is sent as it arrives; a function
  * call is sent whole once its arguments are complete, as Gemini does; the last chunk carries
- * finishReason and usageMetadata.
+ * finishReason and usageMetadata, and the calls still held at the end, as Gemini sends a
+ * turn's calls. Without calls its content is an empty text part: the genai SDK's chat keeps a
+ * streamed turn only when every chunk has content with a part. Google's legacy SDK keeps one
+ * only when no part it aggregates is empty text, so a call turn must not end with one.
  */
 export function renderGeminiChunks(model: string, fallbackId: string, framing: GeminiFraming = geminiFramingOf("sse")): StreamStep<StreamPart, string> {
   let id = fallbackId;
@@ -101,11 +104,13 @@ export function renderGeminiChunks(model: string, fallbackId: string, framing: G
         responseId: id,
       }),
     );
-  const flushCalls = (controller: StepOutput<string>) => {
-    if (pendingCalls.size === 0) return;
+  const takeCalls = () => {
     const parts = [...pendingCalls.values()].map((c) => ({ functionCall: { id: c.id, name: c.name, args: parseToolArguments(c.args) } }));
     pendingCalls.clear();
-    controller.enqueue(chunk(parts));
+    return parts;
+  };
+  const flushCalls = (controller: StepOutput<string>) => {
+    if (pendingCalls.size > 0) controller.enqueue(chunk(takeCalls()));
   };
   const render: StreamStep<StreamPart, string> = {
     transform(part, controller) {
@@ -140,9 +145,9 @@ export function renderGeminiChunks(model: string, fallbackId: string, framing: G
       }
     },
     flush(controller) {
-      flushCalls(controller);
+      const calls = takeCalls();
       controller.enqueue(
-        chunk([{ text: "" }], {
+        chunk(calls.length > 0 ? calls : [{ text: "" }], {
           finishReason: toGeminiFinishReason(finish),
           usageMetadata: usageToGemini(usage ?? { inputTokens: 0, outputTokens: 0 }),
         }),
