@@ -1,9 +1,14 @@
+import { expect } from "bun:test";
 import { GoogleGenerativeAI, type FunctionDeclarationSchema, type GenerativeModel, type ModelParams, type Tool } from "@google/generative-ai";
 import { ChatOpenAI, OpenAIEmbeddings, type ChatOpenAIFields } from "@langchain/openai";
 import { ChatAnthropic, type AnthropicInput } from "@langchain/anthropic";
 import { tool } from "@langchain/core/tools";
+import { HumanMessage, ToolMessage, type AIMessage, type AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { z } from "zod";
-import { MODELS, WEATHER, WEATHER_REPORT, type KindName, type World } from "../sdk/_support.ts";
+import { createChannel, expectedOf, MODELS, UPSTREAM_KEYS, WEATHER, WEATHER_REPORT, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
+import { summarizeStreamFixture } from "../helpers/openai-upstream.ts";
+import { postJson, priceModel, startOpenAiMediaUpstream, upstreamEmbedding, type MediaUpstream } from "../helpers/openai-media-upstream.ts";
 
 /**
  * The clients of test/clients/langchain-*.test.ts and generative-ai-*.test.ts, built the way
@@ -12,17 +17,31 @@ import { MODELS, WEATHER, WEATHER_REPORT, type KindName, type World } from "../s
  */
 
 /**
- * Google's legacy SDK (@google/generative-ai) for the model of `kind`'s channel: the gateway
- * is RequestOptions.baseUrl (the SDK adds the apiVersion, v1beta unless told otherwise).
+ * Google's legacy SDK (@google/generative-ai) for `model`: the gateway is RequestOptions.baseUrl
+ * (the SDK adds the apiVersion, v1beta unless told otherwise).
  */
-export function legacyModel(world: World, kind: KindName, params: Omit<ModelParams, "model"> = {}, key = world.key): GenerativeModel {
-  return new GoogleGenerativeAI(key).getGenerativeModel({ model: MODELS[kind], ...params }, { baseUrl: world.gw.url });
+export function legacyModel(world: World, model: string, params: Omit<ModelParams, "model"> = {}, key = world.key): GenerativeModel {
+  return new GoogleGenerativeAI(key).getGenerativeModel({ model, ...params }, { baseUrl: world.gw.url });
 }
 
 /** The weather tool as a legacy SDK user declares it: SchemaType's lower-case JSON Schema types, which WEATHER already uses. */
 export const legacyWeatherTool: Tool = {
   functionDeclarations: [{ name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.parameters as unknown as FunctionDeclarationSchema }],
 };
+
+/**
+ * An openai stream of one call of the weather tool. The default tool stream makes two parallel
+ * calls, which Google's legacy SDK aggregates into two copies of the last (its own fault: Gemini
+ * sends parallel calls in one chunk too) and which a test of one call's round trip does not want.
+ */
+export const ONE_CALL_STREAM = "openai-chat-tool-stream-repeated-header.sse";
+
+/** The arguments of the upstream's (first) call of the weather tool; the mock's fill the required fields. */
+export function expectedWeatherArgs(kind: KindName, mode: "plain" | "stream"): Record<string, unknown> {
+  if (kind === "mock") return { location: "mock" };
+  if (kind === "openai" && mode === "stream") return JSON.parse(summarizeStreamFixture(ONE_CALL_STREAM).toolCalls[0]!.arguments);
+  return expectedOf(kind, mode, true).tools[0]!.args as Record<string, unknown>;
+}
 
 /** LangChain's ChatOpenAI for `kind`'s model, through the gateway's OpenAI surface. */
 export function chatOpenAi(world: World, kind: KindName, fields: ChatOpenAIFields = {}): ChatOpenAI {
@@ -32,6 +51,36 @@ export function chatOpenAi(world: World, kind: KindName, fields: ChatOpenAIField
 /** LangChain's ChatAnthropic for `kind`'s model, through the gateway's messages surface (anthropicApiUrl is the host root, as Anthropic's). */
 export function chatAnthropic(world: World, kind: KindName, fields: Partial<AnthropicInput> = {}): ChatAnthropic {
   return new ChatAnthropic({ model: MODELS[kind], apiKey: world.key, anthropicApiUrl: world.gw.url, maxRetries: 0, ...fields });
+}
+
+/** A structured answer LangChain's withStructuredOutput parses, its zod schema and a value of it. */
+export const Person = z.object({ name: z.string(), age: z.number() });
+export const ADA = { name: "Ada", age: 36 };
+
+/** A LangChain chat model's streamed answer to `input`, its chunks concatenated as LangChain's users do. */
+export async function streamedWhole(model: BaseChatModel, input: string | BaseMessage[]): Promise<AIMessageChunk> {
+  let whole: AIMessageChunk | undefined;
+  let chunks = 0;
+  for await (const chunk of await model.stream(input)) {
+    whole = whole ? whole.concat(chunk) : chunk;
+    chunks++;
+  }
+  if (chunks < 2) throw new Error(`expected a stream of several chunks, got ${chunks}`);
+  return whole!;
+}
+
+/**
+ * The weather asked for with weatherTool bound, then the tool's result sent back as a
+ * ToolMessage for each call, as an agent loop does: both answers. `streamed` reads the first
+ * answer as a stream.
+ */
+export async function weatherToolRoundTrip(model: BaseChatModel, streamed = false): Promise<{ first: AIMessage | AIMessageChunk; second: AIMessage | AIMessageChunk }> {
+  const bound = model.bindTools!([weatherTool]) as BaseChatModel;
+  const question = new HumanMessage("What is the weather in Paris?");
+  const first = streamed ? await streamedWhole(bound, [question]) : await bound.invoke([question]);
+  const results = (first.tool_calls ?? []).map((call) => new ToolMessage({ tool_call_id: call.id!, content: JSON.stringify(WEATHER_REPORT) }));
+  const second = await bound.invoke([question, first, ...results]);
+  return { first, second };
 }
 
 /** LangChain's OpenAIEmbeddings for `model`, through the gateway's /v1/embeddings. */
@@ -45,3 +94,42 @@ export const weatherTool = tool(async () => JSON.stringify(WEATHER_REPORT), {
   description: WEATHER.description,
   schema: z.object({ location: z.string().describe("City and country"), unit: z.enum(["celsius", "fahrenheit"]).optional() }),
 });
+
+/** The embedding model of each kind that serves embeddings (anthropic has none). */
+export const EMBEDDING_MODELS = { openai: "oa-embed", gemini: "gm-embed", mock: "demo-embed" } as const;
+export type EmbeddingKind = keyof typeof EMBEDDING_MODELS;
+export const EMBEDDING_KINDS = Object.keys(EMBEDDING_MODELS) as EmbeddingKind[];
+
+/**
+ * Priced channels for EMBEDDING_MODELS on the world's gateway: an openai channel on an OpenAI
+ * media upstream (returned, for the caller to close) and a gemini channel on the world's gemini
+ * upstream, which embeds through batchEmbedContents.
+ */
+export async function addEmbeddingChannels(world: World): Promise<MediaUpstream> {
+  const media = startOpenAiMediaUpstream();
+  await createChannel(world.gw, { name: "embeddings openai", type: "openai", base_url: media.url, api_key: "sk-up", models: [EMBEDDING_MODELS.openai] });
+  await createChannel(world.gw, { name: "embeddings gemini", type: "gemini", base_url: world.upstreams.gemini.url, api_key: UPSTREAM_KEYS.gemini, models: [EMBEDDING_MODELS.gemini] });
+  await priceModel(world.gw, EMBEDDING_MODELS.openai, "embeddings");
+  await priceModel(world.gw, EMBEDDING_MODELS.gemini, "embeddings");
+  return media;
+}
+
+/** The vectors `kind`'s channel gives `texts`: the loopback upstreams' own, the mock's as /v1/embeddings answers in floats. */
+export async function expectedVectors(world: World, kind: EmbeddingKind, texts: string[]): Promise<number[][]> {
+  if (kind !== "mock") return texts.map((text) => upstreamEmbedding(text));
+  const response = await postJson(world.gw, world.key, "/v1/embeddings", { model: EMBEDDING_MODELS.mock, input: texts, encoding_format: "float" });
+  return (await response.json()).data.map((item: { embedding: number[] }) => item.embedding);
+}
+
+/** Checks the request an upstream of `kind` received holds `schema`'s properties as the answer's format, in its own field. */
+export function expectAnswerSchemaUpstream(kind: RemoteKind, body: any, properties: string[]): void {
+  const schema = kind === "openai" ? body.response_format.json_schema.schema : kind === "anthropic" ? body.output_config.format.schema : body.generationConfig.responseJsonSchema;
+  expect(Object.keys(schema.properties)).toEqual(properties);
+}
+
+/** Checks the request an upstream of `kind` received forces a call of the tool `name`, in its own field. */
+export function expectForcedToolUpstream(kind: RemoteKind, body: any, name: string): void {
+  if (kind === "openai") expect(body.tool_choice).toEqual({ type: "function", function: { name } });
+  else if (kind === "anthropic") expect(body.tool_choice).toEqual({ type: "tool", name });
+  else expect(body.toolConfig.functionCallingConfig).toEqual({ mode: "ANY", allowedFunctionNames: [name] });
+}

@@ -29,7 +29,7 @@ function pingThenAnswer(): void {
 
 test("the SDK reads the whole answer of an upstream that pinged past the keep-alive's second", async () => {
   pingThenAnswer();
-  const result = await legacyModel(world, "openai").generateContentStream("Think first");
+  const result = await legacyModel(world, MODELS.openai).generateContentStream("Think first");
   let streamed = "";
   for await (const chunk of result.stream) streamed += chunk.text();
   const expected = summarizeStreamFixture(FIXTURE).text;

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Content, FunctionCall, GoogleGenerativeAIFetchError } from "@google/generative-ai";
-import { expectedOf, expectResultUpstream, KINDS, rejectionOf, startWorld, WEATHER, WEATHER_REPORT, type KindName, type World } from "../sdk/_support.ts";
-import { summarizeStreamFixture } from "../helpers/openai-upstream.ts";
-import { legacyModel, legacyWeatherTool } from "./_legacy-support.ts";
+import { expectResultUpstream, KINDS, MODELS, rejectionOf, startWorld, WEATHER, WEATHER_REPORT, type KindName, type World } from "../sdk/_support.ts";
+import { expectedWeatherArgs, legacyModel, legacyWeatherTool, ONE_CALL_STREAM } from "./_legacy-support.ts";
 
 /**
  * Function calling through Google's legacy SDK on every upstream kind: the model declares
@@ -19,19 +18,6 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-/**
- * An openai stream of one call: the SDK aggregates several calls of one chunk into copies of
- * the last, its own fault (Gemini sends parallel calls in one chunk too).
- */
-const ONE_CALL_STREAM = "openai-chat-tool-stream-repeated-header.sse";
-
-/** The arguments of the upstream's call of the weather tool (the mock's fill the required fields). */
-function expectedCall(kind: KindName, mode: "plain" | "stream"): unknown {
-  if (kind === "mock") return { location: "mock" };
-  if (kind === "openai" && mode === "stream") return JSON.parse(summarizeStreamFixture(ONE_CALL_STREAM).toolCalls[0]!.arguments);
-  return expectedOf(kind, mode, true).tools[0]!.args;
-}
-
 /** The upstream's last request (what the gateway sent for the caller's latest turn). */
 function lastUpstreamBody(kind: Exclude<KindName, "mock">): any {
   return world.upstreams[kind].requests.at(-1)!.body;
@@ -41,11 +27,11 @@ const QUESTION = "What is the weather in Paris?";
 
 describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) => {
   test("generateContent: functionCalls() is the upstream's call; the functionResponse sent back reaches it paired with the call", async () => {
-    const model = legacyModel(world, kind, { tools: [legacyWeatherTool] });
+    const model = legacyModel(world, MODELS[kind], { tools: [legacyWeatherTool] });
     const asked: Content = { role: "user", parts: [{ text: QUESTION }] };
     const first = await model.generateContent({ contents: [asked] });
     const calls = first.response.functionCalls()!;
-    expect(calls.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedCall(kind, "plain") as object }]);
+    expect(calls.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedWeatherArgs(kind, "plain") as object }]);
     // The turn as the SDK's users send it back: Gemini takes function responses in a user turn.
     const called = first.response.candidates![0]!.content;
     const answered: Content = { role: "user", parts: calls.map((call) => ({ functionResponse: { name: call.name, response: WEATHER_REPORT } })) };
@@ -56,13 +42,13 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
 
   test.skipIf(kind === "gemini")("a chat session's streamed call stays in its history, so the functionResponse it sends next is paired with it", async () => {
     if (kind === "openai") world.upstreams.openai.setBehavior({ streamFixture: ONE_CALL_STREAM });
-    const chat = legacyModel(world, kind, { tools: [legacyWeatherTool] }).startChat();
+    const chat = legacyModel(world, MODELS[kind], { tools: [legacyWeatherTool] }).startChat();
     const streamed = await chat.sendMessageStream(QUESTION);
     const chunkCalls: FunctionCall[] = [];
     for await (const chunk of streamed.stream) chunkCalls.push(...(chunk.functionCalls() ?? []));
     const aggregated = (await streamed.response).functionCalls()!;
     expect(aggregated).toEqual(chunkCalls);
-    expect(aggregated.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedCall(kind, "stream") as object }]);
+    expect(aggregated.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedWeatherArgs(kind, "stream") as object }]);
     expect((await chat.getHistory()).map((content) => content.role)).toEqual(["user", "model"]);
 
     const after = await chat.sendMessage(aggregated.map((call) => ({ functionResponse: { name: call.name, response: WEATHER_REPORT } })));
@@ -73,7 +59,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
 });
 
 test("a chat session's functionResponse turn reaches a gemini upstream as the SDK wrote it (role 'function'), and Gemini's 400 reaches the caller", async () => {
-  const chat = legacyModel(world, "gemini", { tools: [legacyWeatherTool] }).startChat();
+  const chat = legacyModel(world, MODELS.gemini, { tools: [legacyWeatherTool] }).startChat();
   const streamed = await chat.sendMessageStream(QUESTION);
   const calls = (await streamed.response).functionCalls()!;
   expect(calls.map((call) => call.name)).toEqual([WEATHER.name]);

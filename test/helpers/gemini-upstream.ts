@@ -1,3 +1,4 @@
+import { upstreamEmbedding } from "./openai-media-upstream.ts";
 import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackUpstream, type LoopbackBehavior, type LoopbackUpstream, type RecordedRequest } from "./loopback-upstream.ts";
 
 /**
@@ -14,6 +15,8 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  *   functionResponse parts follows a model turn with as many functionCall parts;
  * - :countTokens takes `contents` or a `generateContentRequest` (which must name its model,
  *   `models/...`), checked as above, and answers test/fixtures/gemini-count-tokens.json;
+ * - :batchEmbedContents answers each request's text (its parts' joined by newlines) with
+ *   upstreamEmbedding's vector, as the OpenAI media upstream embeds it;
  * - non-streaming answers come from test/fixtures/gemini-generate-content*.json;
  * - :streamGenerateContent?alt=sse replays a recorded SSE fixture (test/fixtures/gemini-*.sse,
  *   `data: {GenerateContentResponse}` events separated by CRLF CRLF as Google sends them);
@@ -29,7 +32,7 @@ export interface GeminiRecordedRequest extends RecordedRequest {
   query: Record<string, string>;
   /** The model of the path, e.g. "gemini-2.0-flash"; null for another path. */
   model: string | null;
-  /** "generateContent", "streamGenerateContent" or "countTokens"; null for another path. */
+  /** "generateContent", "streamGenerateContent", "countTokens" or "batchEmbedContents"; null for another path. */
   action: string | null;
 }
 
@@ -222,13 +225,19 @@ function validateCountBody(body: any): Response | null {
   return validateBody(counted);
 }
 
+/** A batchEmbedContents answer: a vector for each request's text. */
+function embedEach(body: any): Response {
+  const embeddings = body.requests.map((request: any) => ({ values: upstreamEmbedding(request.content.parts.map((part: any) => part.text).join("\n")) }));
+  return Response.json({ embeddings });
+}
+
 /** The request as recorded, with Gemini's query, model and action. */
 function recordGemini(request: RecordedRequest, url: URL): GeminiRecordedRequest {
   const query: Record<string, string> = {};
   url.searchParams.forEach((value, key) => {
     query[key] = value;
   });
-  const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(url.pathname);
+  const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|batchEmbedContents)$/.exec(url.pathname);
   return { ...request, query, model: match ? decodeURIComponent(match[1]!) : null, action: match ? match[2]! : null };
 }
 
@@ -247,6 +256,7 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
       if (!key) return Response.json(geminiErrorBody(403), { status: 403 });
       if (apiKey !== undefined && key !== apiKey) return Response.json(geminiInvalidKeyBody(), { status: 400 });
       if (current.script) return current.script(request);
+      if (request.action === "batchEmbedContents") return embedEach(body);
       const invalid = request.action === "countTokens" ? validateCountBody(body) : validateBody(body);
       if (invalid) return invalid;
       if (isErrorStatus(current.status)) {

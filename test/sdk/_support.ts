@@ -199,6 +199,46 @@ export function expectedOf(kind: RemoteKind, mode: "plain" | "stream", tools = f
 }
 
 // ---------------------------------------------------------------------------------------------
+// An upstream's whole answer, set for a test: given text, or one call of a named tool
+
+/** Each upstream's plain answer, with `text` as the answer's text (a JSON answer). */
+export const anthropicAnswering = (text: string) => ({ ...jsonFixture(ANTHROPIC_PLAIN_FIXTURE), content: [{ type: "text", text }] });
+export function openAiAnswering(text: string) {
+  const completion = jsonFixture("openai-chat-completion.json");
+  completion.choices[0].message.content = text;
+  return completion;
+}
+export function geminiAnswering(text: string) {
+  const response = jsonFixture(GEMINI_PLAIN_FIXTURE);
+  response.candidates[0].content.parts = [{ text }];
+  return response;
+}
+
+/** The upstream of `kind` answers the following requests (not streamed) with `text`. */
+export function answerWithText(world: World, kind: RemoteKind, text: string): void {
+  if (kind === "openai") world.upstreams.openai.setBehavior({ completion: openAiAnswering(text) });
+  else if (kind === "anthropic") world.upstreams.anthropic.setBehavior({ message: anthropicAnswering(text) });
+  else world.upstreams.gemini.setBehavior({ response: geminiAnswering(text) });
+}
+
+/** The upstream of `kind` answers the following requests (not streamed) with one call of the tool `name`, given `args`. */
+export function answerWithCall(world: World, kind: RemoteKind, name: string, args: Record<string, unknown>): void {
+  if (kind === "openai") {
+    const completion = jsonFixture("openai-chat-completion-tools.json");
+    completion.choices[0].message.tool_calls[0].function = { name, arguments: JSON.stringify(args) };
+    world.upstreams.openai.setBehavior({ completion });
+  } else if (kind === "anthropic") {
+    const message = jsonFixture(ANTHROPIC_TOOLS_FIXTURE);
+    message.content = [{ ...message.content.find((block: { type: string }) => block.type === "tool_use"), name, input: args }];
+    world.upstreams.anthropic.setBehavior({ message });
+  } else {
+    const response = jsonFixture(GEMINI_TOOLS_FIXTURE);
+    response.candidates[0].content.parts = [{ functionCall: { name, args } }];
+    world.upstreams.gemini.setBehavior({ response });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // One tool, declared the way each SDK's users declare it
 
 export const WEATHER = {

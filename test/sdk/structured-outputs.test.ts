@@ -4,10 +4,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { Type } from "@google/genai";
 import { jsonSchemaOutputFormat } from "@anthropic-ai/sdk/helpers/json-schema";
 import { bearer } from "../helpers/gateway.ts";
-import { jsonFixture } from "../helpers/loopback-upstream.ts";
-import { ANTHROPIC_PLAIN_FIXTURE } from "../helpers/anthropic-upstream.ts";
-import { GEMINI_PLAIN_FIXTURE } from "../helpers/gemini-upstream.ts";
-import { MODELS, WEATHER, onlyRequest, rejectionOf, startWorld, type World, warningsOf } from "./_support.ts";
+import { anthropicAnswering, geminiAnswering, MODELS, openAiAnswering, WEATHER, onlyRequest, rejectionOf, startWorld, type World, warningsOf } from "./_support.ts";
 
 /**
  * Structured outputs across formats: OpenAI's response_format json_schema and Anthropic's
@@ -26,18 +23,6 @@ beforeEach(() => world.reset());
 const hello = [{ role: "user" as const, content: "Where is the Eiffel Tower?" }];
 const citySchema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
 
-/** Each upstream's plain answer, with `text` as the answer's text (a JSON answer). */
-const anthropicAnswering = (text: string) => ({ ...jsonFixture(ANTHROPIC_PLAIN_FIXTURE), content: [{ type: "text", text }] });
-function openAiAnswering(text: string) {
-  const completion = jsonFixture("openai-chat-completion.json");
-  completion.choices[0].message.content = text;
-  return completion;
-}
-function geminiAnswering(text: string) {
-  const response = jsonFixture(GEMINI_PLAIN_FIXTURE);
-  response.candidates[0].content.parts = [{ text }];
-  return response;
-}
 
 describe("openai caller -> anthropic upstream", () => {
   test("chat.completions.parse() with a json_schema response_format: output_config.format upstream, `parsed` the object", async () => {
