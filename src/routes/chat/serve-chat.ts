@@ -32,8 +32,11 @@ function translated(render: StreamStep<StreamPart, string>, request: ChatRequest
 export interface ChatFormat {
   /** The whole response body for a non-streaming request. */
   renderResponse(response: ChatResponse, model: string): unknown;
-  /** Canonical parts -> this format's SSE text, its own error event included. */
-  renderStream(model: string, requestId: string): StreamStep<StreamPart, string>;
+  /**
+   * Canonical parts -> this format's SSE text, its own error event included. `estimatedPromptTokens`
+   * is the gateway's count of the prompt, for a format that states it before the upstream has.
+   */
+  renderStream(model: string, requestId: string, estimatedPromptTokens: number): StreamStep<StreamPart, string>;
   /** An upstream of this same format, asked for `answers` answers: its native parts relayed as they came. */
   relayStream(model: string, answers: number): StreamStep<StreamPart, string>;
   /** The field where this format's responses name their model, which native passthrough rewrites. */
@@ -56,11 +59,12 @@ export async function serveChat(
   request: ChatRequest,
   format: ChatFormat,
 ): Promise<Response> {
+  const maxUsage = estimateMaxUsage(request);
   const { meter, rateLimitHeaders } = await admitRequest(c, services, {
     model: request.model,
     mode: "chat",
     stream: request.stream,
-    maxUsage: estimateMaxUsage(request),
+    maxUsage,
     anthropicNames: format.anthropicNames,
   });
   const requestId = c.get("requestId");
@@ -75,7 +79,7 @@ export async function serveChat(
   }
   const served = await services.chat.stream(request, meter, signal);
   const { parts, native } = served.value;
-  const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : translated(format.renderStream(request.model, requestId), request);
+  const render = native ? format.relayStream(request.model, request.native?.answers ?? 1) : translated(format.renderStream(request.model, requestId, maxUsage.inputTokens), request);
   const wire = format.streamWire;
   // The dispatcher may have held the stream a while for the first part of its answer.
   const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt, text: wire?.keepAlive };

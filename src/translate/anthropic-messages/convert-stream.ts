@@ -128,13 +128,18 @@ function stripNulls<T extends object>(value: T): Partial<T> {
  * delta / stop per block, message_delta with stop_reason and usage, message_stop. An error
  * part becomes an `error` event and ends the stream.
  *
+ * message_start counts the prompt as the upstream did when it counts up front (Anthropic,
+ * Gemini), else as `estimatedPromptTokens` (an OpenAI upstream counts at the end, the mock's
+ * count is the estimate): LangChain's ChatAnthropic reads the prompt's tokens there alone, and
+ * took a stream's prompt for free. message_delta gives the upstream's final count.
+ *
  * Anthropic streams one block at a time, but an OpenAI-format upstream may interleave the
  * fragments of parallel tool calls. The open tool block streams live; a call that starts
  * while the open call's arguments are not yet whole JSON waits, its fragments gathered, and
  * is written as its own block once the open one is whole (or the answer moves on). In the
  * usual order, one call after another, nothing waits.
  */
-export function renderAnthropicEvents(model: string, fallbackId: string): StreamStep<StreamPart, string> {
+export function renderAnthropicEvents(model: string, fallbackId: string, estimatedPromptTokens: number): StreamStep<StreamPart, string> {
   let openBlock: { index: number; kind: "text" | "thinking" | "tool"; toolIndex?: number } | null = null;
   /** The arguments the open tool block has streamed so far. */
   let openArguments = "";
@@ -147,7 +152,7 @@ export function renderAnthropicEvents(model: string, fallbackId: string): Stream
   let stopSequence: string | undefined;
   let started = false;
   const emit = (controller: StepOutput<string>, type: string, data: object) => controller.enqueue(anthropicEvent(type, data));
-  const start = (controller: StepOutput<string>, id: string, prompt: PromptUsage = { inputTokens: 0 }) => {
+  const start = (controller: StepOutput<string>, id: string, prompt: PromptUsage = { inputTokens: estimatedPromptTokens }) => {
     if (started) return;
     started = true;
     emit(controller, "message_start", {
