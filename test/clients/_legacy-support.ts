@@ -1,12 +1,12 @@
 import { expect } from "bun:test";
 import { GoogleGenerativeAI, type FunctionDeclarationSchema, type GenerativeModel, type ModelParams, type Tool } from "@google/generative-ai";
-import { ChatOpenAI, OpenAIEmbeddings, type ChatOpenAIFields } from "@langchain/openai";
+import { ChatOpenAI, OpenAIEmbeddings, type ChatOpenAIFields, type OpenAIEmbeddingsParams } from "@langchain/openai";
 import { ChatAnthropic, type AnthropicInput } from "@langchain/anthropic";
 import { tool } from "@langchain/core/tools";
 import { HumanMessage, ToolMessage, type AIMessage, type AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { z } from "zod";
-import { createChannel, expectedOf, MODELS, UPSTREAM_KEYS, WEATHER, WEATHER_REPORT, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
+import { createChannel, createUserKey, expectedOf, MODELS, rejectionOf, startWorld, UPSTREAM_KEYS, WEATHER, WEATHER_REPORT, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
 import { summarizeStreamFixture } from "../helpers/openai-upstream.ts";
 import { postJson, priceModel, startOpenAiMediaUpstream, upstreamEmbedding, type MediaUpstream } from "../helpers/openai-media-upstream.ts";
 
@@ -53,6 +53,13 @@ export function chatAnthropic(world: World, kind: KindName, fields: Partial<Anth
   return new ChatAnthropic({ model: MODELS[kind], apiKey: world.key, anthropicApiUrl: world.gw.url, maxRetries: 0, ...fields });
 }
 
+/** The weather tool as a LangChain user writes it: a zod schema, the tool's result the report callers send back. */
+export const weatherTool = tool(async () => JSON.stringify(WEATHER_REPORT), {
+  name: WEATHER.name,
+  description: WEATHER.description,
+  schema: z.object({ location: z.string().describe("City and country"), unit: z.enum(["celsius", "fahrenheit"]).optional() }),
+});
+
 /** A structured answer LangChain's withStructuredOutput parses, its zod schema and a value of it. */
 export const Person = z.object({ name: z.string(), age: z.number() });
 export const ADA = { name: "Ada", age: 36 };
@@ -83,35 +90,55 @@ export async function weatherToolRoundTrip(model: BaseChatModel, streamed = fals
   return { first, second };
 }
 
-/** LangChain's OpenAIEmbeddings for `model`, through the gateway's /v1/embeddings. */
-export function openAiEmbeddings(world: World, model: string, key = world.key): OpenAIEmbeddings {
-  return new OpenAIEmbeddings({ model, apiKey: key, configuration: { baseURL: `${world.gw.url}/v1` }, maxRetries: 0 });
+/**
+ * Checks the gateway's refusals reach a LangChain chat model (`build` with the model or key
+ * changed) as errors with their status, 402 for an account without funds and 404 for a model it
+ * does not serve, and that a stream an upstream breaks off raises instead of ending as if whole.
+ */
+export async function expectLangChainRefusals(world: World, build: (fields: { model?: string; apiKey?: string }) => BaseChatModel): Promise<void> {
+  const { key } = await createUserKey(world.gw, { plan: "enterprise", balance: 0 });
+  expect(await rejectionOf(build({ model: MODELS.mock, apiKey: key }).invoke("Hi"))).toMatchObject({ status: 402 });
+  expect(await rejectionOf(build({ model: "no-such-model" }).invoke("Hi"))).toMatchObject({ status: 404 });
+  world.upstreams.openai.setBehavior({ cutAfterEvents: 3 });
+  const broken = await rejectionOf(streamedWhole(build({ model: MODELS.openai }), "Hi"));
+  expect(broken.message).toContain("upstream stream ended before the response was complete");
 }
 
-/** The weather tool as a LangChain user writes it: a zod schema, the tool's result the report callers send back. */
-export const weatherTool = tool(async () => JSON.stringify(WEATHER_REPORT), {
-  name: WEATHER.name,
-  description: WEATHER.description,
-  schema: z.object({ location: z.string().describe("City and country"), unit: z.enum(["celsius", "fahrenheit"]).optional() }),
-});
+/** LangChain's OpenAIEmbeddings for `model`, through the gateway's /v1/embeddings. */
+export function openAiEmbeddings(world: World, model: string, fields: Partial<OpenAIEmbeddingsParams> = {}): OpenAIEmbeddings {
+  return new OpenAIEmbeddings({ model, apiKey: world.key, configuration: { baseURL: `${world.gw.url}/v1` }, maxRetries: 0, ...fields });
+}
 
 /** The embedding model of each kind that serves embeddings (anthropic has none). */
 export const EMBEDDING_MODELS = { openai: "oa-embed", gemini: "gm-embed", mock: "demo-embed" } as const;
 export type EmbeddingKind = keyof typeof EMBEDDING_MODELS;
 export const EMBEDDING_KINDS = Object.keys(EMBEDDING_MODELS) as EmbeddingKind[];
 
+/** The world of _support.ts with the channels of EMBEDDING_MODELS, and the OpenAI media upstream its openai one is on. */
+export interface EmbeddingWorld extends World {
+  media: MediaUpstream;
+}
+
 /**
- * Priced channels for EMBEDDING_MODELS on the world's gateway: an openai channel on an OpenAI
- * media upstream (returned, for the caller to close) and a gemini channel on the world's gemini
- * upstream, which embeds through batchEmbedContents.
+ * A world (startWorld) with priced channels for EMBEDDING_MODELS: an openai channel on an
+ * OpenAI media upstream and a gemini channel on the world's gemini upstream, which embeds
+ * through batchEmbedContents. Closing it closes the media upstream too.
  */
-export async function addEmbeddingChannels(world: World): Promise<MediaUpstream> {
+export async function startEmbeddingWorld(): Promise<EmbeddingWorld> {
+  const world = await startWorld();
   const media = startOpenAiMediaUpstream();
   await createChannel(world.gw, { name: "embeddings openai", type: "openai", base_url: media.url, api_key: "sk-up", models: [EMBEDDING_MODELS.openai] });
   await createChannel(world.gw, { name: "embeddings gemini", type: "gemini", base_url: world.upstreams.gemini.url, api_key: UPSTREAM_KEYS.gemini, models: [EMBEDDING_MODELS.gemini] });
   await priceModel(world.gw, EMBEDDING_MODELS.openai, "embeddings");
   await priceModel(world.gw, EMBEDDING_MODELS.gemini, "embeddings");
-  return media;
+  return {
+    ...world,
+    media,
+    async close() {
+      await world.close();
+      await media.close();
+    },
+  };
 }
 
 /** The vectors `kind`'s channel gives `texts`: the loopback upstreams' own, the mock's as /v1/embeddings answers in floats. */
@@ -121,10 +148,21 @@ export async function expectedVectors(world: World, kind: EmbeddingKind, texts: 
   return (await response.json()).data.map((item: { embedding: number[] }) => item.embedding);
 }
 
-/** Checks the request an upstream of `kind` received holds `schema`'s properties as the answer's format, in its own field. */
+/** The body of the last request the upstream of `kind` received (what the gateway sent for the caller's latest turn). */
+export function lastUpstreamBody(world: World, kind: RemoteKind): any {
+  return world.upstreams[kind].requests.at(-1)!.body;
+}
+
+/** The schema of the answer's format in the request an upstream of `kind` received, from its own field (Gemini's either). */
+export function answerSchemaUpstream(kind: RemoteKind, body: any): any {
+  if (kind === "openai") return body.response_format.json_schema.schema;
+  if (kind === "anthropic") return body.output_config.format.schema;
+  return body.generationConfig.responseJsonSchema ?? body.generationConfig.responseSchema;
+}
+
+/** Checks the request an upstream of `kind` received holds a schema of `properties` as the answer's format. */
 export function expectAnswerSchemaUpstream(kind: RemoteKind, body: any, properties: string[]): void {
-  const schema = kind === "openai" ? body.response_format.json_schema.schema : kind === "anthropic" ? body.output_config.format.schema : body.generationConfig.responseJsonSchema;
-  expect(Object.keys(schema.properties)).toEqual(properties);
+  expect(Object.keys(answerSchemaUpstream(kind, body).properties)).toEqual(properties);
 }
 
 /** Checks the request an upstream of `kind` received forces a call of the tool `name`, in its own field. */

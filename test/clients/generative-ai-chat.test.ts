@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { FinishReason, type GenerateContentResponse } from "@google/generative-ai";
+import { FinishReason, SchemaType, type GenerateContentResponse } from "@google/generative-ai";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { ANTHROPIC_COUNT_FIXTURE } from "../helpers/anthropic-upstream.ts";
 import { GEMINI_COUNT_FIXTURE } from "../helpers/gemini-upstream.ts";
-import { expectedOf, KINDS, MODELS, onlyRequest, startWorld, UPSTREAM_MODELS, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
-import { legacyModel } from "./_legacy-support.ts";
+import { answerWithText, expectedOf, KINDS, MODELS, onlyRequest, REMOTE_KINDS, startWorld, UPSTREAM_MODELS, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
+import { answerSchemaUpstream, legacyModel } from "./_legacy-support.ts";
 
 /**
  * Google's legacy SDK (@google/generative-ai: GoogleGenerativeAI, getGenerativeModel with the
@@ -121,6 +121,23 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     const counted = onlyRequest(world, "gemini").body.generateContentRequest;
     expect(counted.model).toBe(`models/${UPSTREAM_MODELS.gemini}`);
     expect(counted.contents.map((content: any) => textOf(content.parts))).toEqual([prompt]);
+  });
+});
+
+describe.each(REMOTE_KINDS.map((kind) => [kind]))("upstream kind %s", (kind: RemoteKind) => {
+  test("JSON mode with a SchemaType responseSchema: text() is the upstream's JSON, the schema reaches it in its own field, nullable as it reads it", async () => {
+    answerWithText(world, kind, JSON.stringify({ name: "Ada", age: null }));
+    const model = legacyModel(world, MODELS[kind], {
+      generationConfig: {
+        responseMimeType: "application/json",
+        responseSchema: { type: SchemaType.OBJECT, properties: { name: { type: SchemaType.STRING }, age: { type: SchemaType.INTEGER, nullable: true } }, required: ["name"] },
+      },
+    });
+    const { response } = await model.generateContent("Who is Ada?");
+    expect(JSON.parse(response.text())).toEqual({ name: "Ada", age: null });
+    const age = answerSchemaUpstream(kind, onlyRequest(world, kind).body).properties.age;
+    // Gemini is sent the schema as written; the others read nullable as a type union.
+    expect(age).toEqual(kind === "gemini" ? { type: "integer", nullable: true } : { type: ["integer", "null"] });
   });
 });
 

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { TaskType } from "@google/generative-ai";
-import type { MediaUpstream } from "../helpers/openai-media-upstream.ts";
-import { startWorld, type World } from "../sdk/_support.ts";
-import { addEmbeddingChannels, EMBEDDING_KINDS, EMBEDDING_MODELS, expectedVectors, legacyModel, type EmbeddingKind } from "./_legacy-support.ts";
+import { EMBEDDING_KINDS, EMBEDDING_MODELS, expectedVectors, legacyModel, startEmbeddingWorld, type EmbeddingKind, type EmbeddingWorld } from "./_legacy-support.ts";
 
 /**
  * Google's legacy SDK's embedContent (POST {model}:embedContent, one content) and
@@ -10,16 +8,11 @@ import { addEmbeddingChannels, EMBEDDING_KINDS, EMBEDDING_MODELS, expectedVector
  * openai, gemini (sent on as batchEmbedContents) and the mock. The vectors are the upstream's.
  */
 
-let world: World;
-let media: MediaUpstream;
+let world: EmbeddingWorld;
 beforeAll(async () => {
-  world = await startWorld();
-  media = await addEmbeddingChannels(world);
+  world = await startEmbeddingWorld();
 });
-afterAll(async () => {
-  await world.close();
-  await media.close();
-});
+afterAll(() => world.close());
 beforeEach(() => world.reset());
 
 describe.each(EMBEDDING_KINDS.map((kind) => [kind]))("%s channel", (kind: EmbeddingKind) => {

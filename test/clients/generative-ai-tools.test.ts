@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { Content, FunctionCall, GoogleGenerativeAIFetchError } from "@google/generative-ai";
 import { expectResultUpstream, KINDS, MODELS, rejectionOf, startWorld, WEATHER, WEATHER_REPORT, type KindName, type World } from "../sdk/_support.ts";
-import { expectedWeatherArgs, legacyModel, legacyWeatherTool, ONE_CALL_STREAM } from "./_legacy-support.ts";
+import { expectedWeatherArgs, lastUpstreamBody, legacyModel, legacyWeatherTool, ONE_CALL_STREAM } from "./_legacy-support.ts";
 
 /**
  * Function calling through Google's legacy SDK on every upstream kind: the model declares
@@ -18,11 +18,6 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-/** The upstream's last request (what the gateway sent for the caller's latest turn). */
-function lastUpstreamBody(kind: Exclude<KindName, "mock">): any {
-  return world.upstreams[kind].requests.at(-1)!.body;
-}
-
 const QUESTION = "What is the weather in Paris?";
 
 describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) => {
@@ -37,7 +32,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     const answered: Content = { role: "user", parts: calls.map((call) => ({ functionResponse: { name: call.name, response: WEATHER_REPORT } })) };
     const second = await model.generateContent({ contents: [asked, called, answered] });
     if (kind === "mock") expect(second.response.text()).toContain("light rain");
-    else expectResultUpstream(kind, lastUpstreamBody(kind), WEATHER.name);
+    else expectResultUpstream(kind, lastUpstreamBody(world, kind), WEATHER.name);
   });
 
   test.skipIf(kind === "gemini")("a chat session's streamed call stays in its history, so the functionResponse it sends next is paired with it", async () => {
@@ -53,7 +48,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
 
     const after = await chat.sendMessage(aggregated.map((call) => ({ functionResponse: { name: call.name, response: WEATHER_REPORT } })));
     if (kind === "mock") expect(after.response.text()).toContain("light rain");
-    else expectResultUpstream(kind, lastUpstreamBody(kind), WEATHER.name);
+    else expectResultUpstream(kind, lastUpstreamBody(world, kind), WEATHER.name);
     expect((await chat.getHistory()).map((content) => content.role)).toEqual(["user", "model", "function", "model"]);
   });
 });
@@ -66,5 +61,5 @@ test("a chat session's functionResponse turn reaches a gemini upstream as the SD
   const error: GoogleGenerativeAIFetchError = await rejectionOf(chat.sendMessage(calls.map((call) => ({ functionResponse: { name: call.name, response: WEATHER_REPORT } }))));
   expect(error.status).toBe(400);
   expect(error.message).toContain("valid role");
-  expect(lastUpstreamBody("gemini").contents.map((content: Content) => content.role)).toEqual(["user", "model", "function"]);
+  expect(lastUpstreamBody(world, "gemini").contents.map((content: Content) => content.role)).toEqual(["user", "model", "function"]);
 });

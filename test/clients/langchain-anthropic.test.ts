@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { ANTHROPIC_STREAM_FIXTURE, anthropicFixtureEvents } from "../helpers/anthropic-upstream.ts";
 import { answerWithCall, answerWithText, expectedOf, expectResultUpstream, KINDS, startWorld, WEATHER, type KindName, type RemoteKind, type World } from "../sdk/_support.ts";
-import { ADA, chatAnthropic, expectAnswerSchemaUpstream, expectedWeatherArgs, expectForcedToolUpstream, ONE_CALL_STREAM, Person, streamedWhole, weatherToolRoundTrip } from "./_legacy-support.ts";
+import { ADA, chatAnthropic, expectAnswerSchemaUpstream, expectLangChainRefusals, expectedWeatherArgs, expectForcedToolUpstream, lastUpstreamBody, ONE_CALL_STREAM, Person, streamedWhole, weatherToolRoundTrip } from "./_legacy-support.ts";
 
 /**
  * LangChain's ChatAnthropic (@langchain/anthropic, anthropicApiUrl the gateway's root) against
@@ -17,9 +17,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 beforeEach(() => world.reset());
-
-/** The upstream's last request. */
-const lastBody = (kind: RemoteKind) => world.upstreams[kind].requests.at(-1)!.body;
 
 /** What the upstream's answer says for `mode`, in LangChain's usage_metadata names; the mock's own counts are positive. */
 function expectUsage(kind: KindName, mode: "plain" | "stream", usage: { input_tokens: number; output_tokens: number; total_tokens: number }, counted?: { input: number; output: number }) {
@@ -67,7 +64,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     const { first, second } = await weatherToolRoundTrip(chatAnthropic(world, kind));
     expect(first.tool_calls!.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedWeatherArgs(kind, "plain") }]);
     if (kind === "mock") expect(second.text).toContain("light rain");
-    else expectResultUpstream(kind, lastBody(kind), WEATHER.name);
+    else expectResultUpstream(kind, lastUpstreamBody(world, kind), WEATHER.name);
   });
 
   test("bindTools, streamed: the call's fragments make its arguments", async () => {
@@ -75,7 +72,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     const { first } = await weatherToolRoundTrip(chatAnthropic(world, kind), true);
     expect(first.tool_calls!.map(({ name, args }) => ({ name, args }))).toEqual([{ name: WEATHER.name, args: expectedWeatherArgs(kind, "stream") }]);
     expect(first.usage_metadata!.output_tokens).toBeGreaterThan(0);
-    if (kind !== "mock") expectResultUpstream(kind, lastBody(kind), WEATHER.name);
+    if (kind !== "mock") expectResultUpstream(kind, lastUpstreamBody(world, kind), WEATHER.name);
   });
 
   test("withStructuredOutput (a forced tool call): the parsed object", async () => {
@@ -83,7 +80,7 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     const parsed = await chatAnthropic(world, kind).withStructuredOutput(Person).invoke("Ada is 36.");
     // The mock fills the required fields.
     expect(parsed).toEqual(kind === "mock" ? { name: "mock", age: 1 } : ADA);
-    if (kind !== "mock") expectForcedToolUpstream(kind, lastBody(kind), "extract");
+    if (kind !== "mock") expectForcedToolUpstream(kind, lastUpstreamBody(world, kind), "extract");
   });
 
   test.skipIf(kind === "mock")("withStructuredOutput, method jsonSchema (output_config.format): the parsed object", async () => {
@@ -91,6 +88,10 @@ describe.each(KINDS.map((kind) => [kind]))("upstream kind %s", (kind: KindName) 
     answerWithText(world, remote, JSON.stringify(ADA));
     const parsed = await chatAnthropic(world, remote).withStructuredOutput(Person, { method: "jsonSchema" }).invoke("Ada is 36.");
     expect(parsed).toEqual(ADA);
-    expectAnswerSchemaUpstream(remote, lastBody(remote), ["name", "age"]);
+    expectAnswerSchemaUpstream(remote, lastUpstreamBody(world, remote), ["name", "age"]);
   });
+});
+
+test("the gateway's refusals raise with their status (402, 404), and a stream an upstream breaks off raises", async () => {
+  await expectLangChainRefusals(world, (fields) => chatAnthropic(world, "mock", fields));
 });
