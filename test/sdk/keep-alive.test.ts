@@ -7,7 +7,8 @@ import { MODELS, startWorld, type World } from "./_support.ts";
 /**
  * An upstream that is alive but has nothing to say yet (a reasoning model sending keep-alive
  * comments) must not leave the caller without a response head, or a proxy in front without
- * bytes, until the first token: the gateway writes its own SSE comment, which every SDK skips.
+ * bytes, until the first token: the gateway writes its own SSE comment, which every SDK skips
+ * (a Gemini caller's is white space in its next event instead: test/clients/generative-ai-keep-alive.test.ts).
  */
 
 let world: World;
@@ -54,7 +55,7 @@ test("the caller gets the response head and a comment while the upstream only pi
   expect(rest).not.toContain("keep-alive");
 });
 
-test("the SDKs skip the comment: openai (chat and responses), anthropic and genai streams read the whole answer", async () => {
+test("the SDKs read past the keep-alive: openai (chat and responses), anthropic and genai streams read the whole answer", async () => {
   const expected = summarizeStreamFixture(FIXTURE).text;
   const question = [{ role: "user" as const, content: "Think first" }];
 
