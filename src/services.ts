@@ -22,7 +22,7 @@ import { WriteTurn } from "./db/write-turn.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
 import { RateExchange } from "./limits/rate-exchange.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
-import { KeptResponseItems } from "./state/kept-response-items.ts";
+import { KeptResponses } from "./state/kept-responses.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
 export interface GatewayDeps {
@@ -63,8 +63,8 @@ export interface Services extends GatewayDeps {
   rateExchange: RateExchange;
   instance: InstanceRegistry;
   changes: ChangeFeed;
-  /** The output items of recent Responses, for the item references of later ones. */
-  responseItems: KeptResponseItems;
+  /** Recent Responses of the Responses API, for previous_response_id, item_reference and retrieval. */
+  keptResponses: KeptResponses;
   /** True once shutdown began: /ready answers 503. */
   draining: boolean;
 }
@@ -122,7 +122,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
       },
       afterPoll: () => rateExchange.run(),
     }),
-    responseItems: new KeptResponseItems(deps.now),
+    keptResponses: new KeptResponses(deps.now),
     draining: false,
   };
   // The counter first: a change another instance makes while this one loads is then seen

@@ -101,8 +101,9 @@ const RESPONSES: CarriedFields = {
   store: true,
   user: true,
   safety_identifier: true,
-  // Set, these are refused; null is their default.
+  // The conversation it names comes before the input.
   previous_response_id: true,
+  // Set, these are refused; null is their default.
   conversation: true,
   prompt: true,
   background: true,

@@ -86,3 +86,19 @@ describe("the assistant's earlier text, sent back by reference", () => {
     expect(next.text).toContain("Say it again");
   });
 });
+
+describe("a conversation held by providerOptions.openai.previousResponseId", () => {
+  test.each([["whole"], ["streamed"]])("after a %s answer, the next turn sends only its message and the upstream gets the whole conversation", async (how) => {
+    const ask = { model: modelFor(world, "openai.responses", MODELS.anthropic), messages: [firstTurn], maxRetries: 0 };
+    const first = how === "streamed" ? streamText(ask) : await generateText(ask);
+    const [text, metadata] = await Promise.all([first.text, first.providerMetadata]);
+    const previousResponseId = metadata?.openai?.responseId as string;
+    expect(previousResponseId).toMatch(/^resp_/);
+    const next = await generateText({ ...ask, messages: [secondTurn], providerOptions: { openai: { previousResponseId } } });
+    expect(next.text).toBe(expectedOf("anthropic", "plain").text);
+    const [, sent] = requestsOf(world, "anthropic", 2);
+    expect(sent.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(sent.messages[1].content).toEqual([{ type: "text", text }]);
+    expect(JSON.stringify(sent.messages[2].content)).toContain("Say it again");
+  });
+});

@@ -263,6 +263,14 @@ export const anthropicWeatherTool = {
   description: WEATHER.description,
   input_schema: WEATHER.parameters as unknown as Anthropic.Tool.InputSchema,
 };
+/** The weather tool in the Responses API's flat shape. */
+export const responsesWeatherTool: OpenAI.Responses.FunctionTool = {
+  type: "function",
+  name: WEATHER.name,
+  description: WEATHER.description,
+  parameters: WEATHER.parameters as unknown as Record<string, unknown>,
+  strict: false,
+};
 export const genaiWeatherTool = {
   functionDeclarations: [
     {
@@ -487,10 +495,29 @@ export function expectResultUpstream(kind: RemoteKind, body: any, expectedName: 
   }
 }
 
+/**
+ * A second turn that sent the weather tool's result back, `answer` its text: the demo model
+ * echoes the result; an upstream of another kind received it, paired with its call.
+ */
+export function expectWeatherResultSent(world: World, kind: KindName, answer: string) {
+  if (kind === "mock") {
+    expect(answer).toContain("light rain");
+    return;
+  }
+  const requests = world.upstreams[kind].requests;
+  expect(requests).toHaveLength(2);
+  expectResultUpstream(kind, requests[1]!.body, WEATHER.name);
+}
+
 /** Every text a JSON value contains, joined: for finding a tool result wherever a format puts it. */
 export function flattenText(value: unknown): string {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return value.map(flattenText).join(" ");
   if (value && typeof value === "object") return Object.values(value).map(flattenText).join(" ");
   return value === undefined || value === null ? "" : String(value);
+}
+
+/** A Response made through the openai SDK, whole (`responses.create`) or streamed (`responses.stream`, its final Response). */
+export function createResponse(client: OpenAI, params: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "stream">, stream: boolean): Promise<OpenAI.Responses.Response> {
+  return stream ? client.responses.stream(params).finalResponse() : client.responses.create(params);
 }

@@ -28,7 +28,7 @@ const base = { model: MODELS.openai, input: "Hello" };
 
 describe("400 naming what is refused, before any upstream is called", () => {
   const CASES: [string, Record<string, unknown>, string][] = [
-    ["a stored response to continue", { previous_response_id: "resp_123" }, "previous_response_id"],
+    ["a response to continue that is not kept", { previous_response_id: "resp_123" }, "previous_response_id"],
     ["a stored conversation", { conversation: "conv_123" }, "conversation"],
     ["a stored prompt template", { prompt: { id: "pmpt_123" } }, "prompt"],
     ["background mode", { background: true }, "background"],
@@ -92,9 +92,9 @@ describe("x-gateway-warnings", () => {
   const warningsOf = async (fields: Record<string, unknown>, model = MODELS.anthropic) =>
     (await world.openai.responses.create({ ...base, model, ...fields } as any).withResponse()).response.headers.get("x-gateway-warnings") ?? "";
 
-  test("a request that does not say store: false is told, once, that responses are not stored, only their items", async () => {
+  test("a request that does not say store: false is told, once, what is kept of its Response, which is less than OpenAI stores", async () => {
     const warnings = await warningsOf({});
-    expect(warnings).toBe("store: responses are not stored; their output items are kept an hour for item_reference");
+    expect(warnings).toBe("store: the Response is kept an hour, in this instance's memory only, for previous_response_id and item_reference");
     expect(await warningsOf({ store: true })).toBe(warnings);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type OpenAI from "openai";
-import { expectedOf, expectResultUpstream, KINDS, MODELS, onlyRequest, startWorld, UPSTREAM_MODELS, WEATHER, WEATHER_REPORT, type KindName, type World } from "./_support.ts";
+import { expectedOf, expectWeatherResultSent, KINDS, MODELS, onlyRequest, responsesWeatherTool, startWorld, UPSTREAM_MODELS, WEATHER_REPORT, type KindName, type World } from "./_support.ts";
 
 /**
  * The openai SDK's recommended call, `responses.create` (and `responses.stream`), against
@@ -15,14 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 beforeEach(() => world.reset());
-
-const weatherTool: OpenAI.Responses.FunctionTool = {
-  type: "function",
-  name: WEATHER.name,
-  description: WEATHER.description,
-  parameters: WEATHER.parameters as unknown as Record<string, unknown>,
-  strict: false,
-};
 
 type Event = OpenAI.Responses.ResponseStreamEvent;
 
@@ -115,7 +107,7 @@ describe.each(KINDS.map((k) => [k]))("upstream kind %s", (kind: KindName) => {
 
   test("function tool, create: function_call items, then their outputs back in a second turn", async () => {
     const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "What is the weather in Paris?" }];
-    const first = await world.openai.responses.create({ model, input, tools: [weatherTool] });
+    const first = await world.openai.responses.create({ model, input, tools: [responsesWeatherTool] });
     const calls = first.output.filter((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === "function_call");
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
@@ -128,20 +120,13 @@ describe.each(KINDS.map((k) => [k]))("upstream kind %s", (kind: KindName) => {
 
     input.push(...(first.output as OpenAI.Responses.ResponseInputItem[]));
     for (const call of calls) input.push({ type: "function_call_output", call_id: call.call_id, output: JSON.stringify(WEATHER_REPORT) });
-    const second = await world.openai.responses.create({ model, input, tools: [weatherTool] });
+    const second = await world.openai.responses.create({ model, input, tools: [responsesWeatherTool] });
     expect(second.status).toBe("completed");
-    if (kind === "mock") {
-      // The mock answers a tool result by echoing it.
-      expect(second.output_text).toContain("light rain");
-      return;
-    }
-    const requests = world.upstreams[kind].requests;
-    expect(requests).toHaveLength(2);
-    expectResultUpstream(kind, requests[1]!.body, "get_weather");
+    expectWeatherResultSent(world, kind, second.output_text);
   });
 
   test("function tool, streamed: arguments delta by delta, the calls in finalResponse()", async () => {
-    const stream = world.openai.responses.stream({ model, input: "What is the weather in Paris?", tools: [weatherTool] });
+    const stream = world.openai.responses.stream({ model, input: "What is the weather in Paris?", tools: [responsesWeatherTool] });
     const events: Event[] = [];
     for await (const event of stream) events.push(event);
     const final = await stream.finalResponse();

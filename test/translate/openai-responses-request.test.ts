@@ -1,15 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { parseOrThrow } from "../../src/lib/validate.ts";
-import { ResponsesRequestSchema } from "../../src/translate/openai-responses/request-schema.ts";
+import { ResponsesRequestSchema, type InputItem } from "../../src/translate/openai-responses/request-schema.ts";
+import { messageItem, outputText, reasoningItem } from "../../src/translate/openai-responses/convert-response.ts";
 import { convertResponsesRequestToCanonical } from "../../src/translate/openai-responses/convert-request-to-canonical.ts";
 import { resolveItemReferences } from "../../src/translate/openai-responses/resolve-item-references.ts";
 
 /** The Responses request translation on its own, for what an upstream's received body shows less plainly. */
 
-/** The canonical form of a body, which refers to no kept item. */
-function canonicalOf(body: Record<string, unknown>) {
+/** The canonical form of a body, which refers to no kept item, after the conversation it continues (`earlier`). */
+function canonicalOf(body: Record<string, unknown>, earlier: InputItem[] = []) {
   const parsed = parseOrThrow(ResponsesRequestSchema, { model: "m", ...body });
-  return convertResponsesRequestToCanonical({ ...parsed, input: resolveItemReferences(parsed.input, () => undefined) });
+  return convertResponsesRequestToCanonical({ ...parsed, input: resolveItemReferences(parsed.input, () => undefined) }, earlier);
 }
 
 describe("convertResponsesRequestToCanonical", () => {
@@ -73,5 +74,27 @@ describe("convertResponsesRequestToCanonical", () => {
       "input[0].content[0].detail",
       "input[1].content[0] (refusal)",
     ]);
+  });
+
+  test("a continued conversation comes after the instructions and before the input; what it loses is one note, the input's keep their places", () => {
+    const earlier: InputItem[] = [
+      { role: "user", content: "Turn one" },
+      reasoningItem("rs_1", "Thinking it over"),
+      messageItem("msg_1", [outputText("Answer one"), { type: "refusal", refusal: "Not that." }], "completed"),
+      { role: "user", content: "Turn two" },
+      reasoningItem("rs_2", "Again"),
+      messageItem("msg_2", [outputText("Answer two")], "completed"),
+    ];
+    const request = canonicalOf({ instructions: "Be brief", input: [{ type: "reasoning", id: "rs_3", summary: [] }, { role: "user", content: "Turn three" }], store: false }, earlier);
+    expect(request.messages.map((m) => [m.role, m.parts.map((p) => (p.type === "text" ? p.text : p.type)).join("")])).toEqual([
+      ["system", "Be brief"],
+      ["user", "Turn one"],
+      ["assistant", "Answer one"],
+      ["user", "Turn two"],
+      ["assistant", "Answer two"],
+      ["user", "Turn three"],
+    ]);
+    expect(request.unhonoured!.map((note) => note.slice(0, note.indexOf(":")))).toEqual(["previous_response_id", "input[0] (reasoning)"]);
+    expect(request.unhonoured![0]).toContain("3 part(s)");
   });
 });

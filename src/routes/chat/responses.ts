@@ -3,12 +3,13 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { InputTokensRequestSchema, ResponsesRequestSchema } from "../../translate/openai-responses/request-schema.ts";
+import { InputTokensRequestSchema, ResponsesRequestSchema, type ResponsesRequest } from "../../translate/openai-responses/request-schema.ts";
 import { convertResponsesRequestToCanonical } from "../../translate/openai-responses/convert-request-to-canonical.ts";
 import { convertCanonicalToResponsesResponse, type OutputItem } from "../../translate/openai-responses/convert-response.ts";
 import { resolveItemReferences } from "../../translate/openai-responses/resolve-item-references.ts";
+import { conversationBefore, inputItemsOf } from "../../translate/openai-responses/continue-conversation.ts";
 import { renderResponsesEvents } from "../../translate/openai-responses/convert-stream.ts";
-import { echoedSettingsOf, responseIdOf, RESPONSES_USAGE_FIELD } from "../../translate/openai-responses/response-object.ts";
+import { echoedSettingsOf, responseIdOf, RESPONSES_USAGE_FIELD, type ResponseObject } from "../../translate/openai-responses/response-object.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
@@ -18,10 +19,17 @@ function noRelay(): never {
   throw new Error("the Responses API has no native upstream to relay");
 }
 
-/** Finds the output items the caller's earlier Responses were given, for its item references. */
-function recallFor(c: Context<AppEnv>, services: Services): (id: string) => OutputItem | undefined {
+/**
+ * A Responses body made whole from what the caller's earlier Responses left kept: its item
+ * references replaced by the items, and the conversation it continues by
+ * `previous_response_id`. Done before translation, so what the hold, the rate limits and
+ * every upstream kind see is the whole conversation.
+ */
+function withKeptState<Body extends Pick<ResponsesRequest, "input" | "previous_response_id">>(c: Context<AppEnv>, services: Services, parsed: Body) {
   const owner = c.get("principal").userId;
-  return (id) => services.responseItems.recall(owner, id);
+  const input = resolveItemReferences(parsed.input, (id) => services.keptResponses.recallItem(owner, id));
+  const earlier = conversationBefore(parsed.previous_response_id, (id) => services.keptResponses.chain(owner, id));
+  return { owner, body: { ...parsed, input }, earlier };
 }
 
 /**
@@ -34,24 +42,24 @@ function recallFor(c: Context<AppEnv>, services: Services): (id: string) => Outp
 export function responsesRoutes(services: Services) {
   return new Hono<AppEnv>()
     .post("/v1/responses/input_tokens", requireApiKey(services, "chat"), async (c) => {
-      const parsed = parseOrThrow(InputTokensRequestSchema, await readJsonBody(c.req.raw));
-      const body = { ...parsed, input: resolveItemReferences(parsed.input, recallFor(c, services)) };
+      const { body, earlier } = withKeptState(c, services, parseOrThrow(InputTokensRequestSchema, await readJsonBody(c.req.raw)));
       // Counting stores nothing, so it is not told that responses are not stored.
-      const request = convertResponsesRequestToCanonical({ ...body, store: false });
+      const request = convertResponsesRequestToCanonical({ ...body, store: false }, earlier);
       return serveTokenCount(c, services, request, (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }));
     })
     .post("/v1/responses", requireApiKey(services, "chat"), async (c) => {
-      const parsed = parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw));
-      const body = { ...parsed, input: resolveItemReferences(parsed.input, recallFor(c, services)) };
-      const request = applyVariantDefaults(convertResponsesRequestToCanonical(body), services.config.variant);
+      const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw)));
+      const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier), services.config.variant);
       const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request) };
-      // As OpenAI stores a Response unless told not to, its items are kept to be referred to.
-      const owner = c.get("principal").userId;
-      const keep = body.store === false ? undefined : (output: OutputItem[]) => services.responseItems.keep(owner, output);
+      // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.
+      const keep =
+        body.store === false
+          ? undefined
+          : (response: ResponseObject<OutputItem>) => services.keptResponses.keep(owner, { response, input: inputItemsOf(body.input), previousId: body.previous_response_id ?? undefined });
       return serveChat(c, services, request, {
         renderResponse: (response) => {
           const rendered = convertCanonicalToResponsesResponse(response, { ...head, createdAt: response.created });
-          keep?.(rendered.output);
+          keep?.(rendered);
           return rendered;
         },
         renderStream: () => renderResponsesEvents(head, services.now, keep),

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
-import type { InputContent, ResolvedResponsesRequest } from "./request-schema.ts";
+import type { InputContent, InputItem, ResolvedResponsesRequest } from "./request-schema.ts";
 import { endUserOf, functionToolOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
@@ -10,9 +10,9 @@ const NOT_CARRIED = `not passed on: ${NO_PLACE}`;
 
 /**
  * The warning of every request that does not say `store: false` (OpenAI's default is to
- * store): what is kept of the answer, which is less than OpenAI keeps.
+ * store): what is kept of the answer, which is less than OpenAI keeps (30 days, everywhere).
  */
-const NOT_STORED = "store: responses are not stored; their output items are kept an hour for item_reference";
+const NOT_STORED = "store: the Response is kept an hour, in this instance's memory only, for previous_response_id and item_reference";
 
 /** A message item's content in canonical parts; a refusal (an earlier answer's) and an image's detail are noted, as they reach no upstream. */
 function partsOf(content: string | InputContent[], where: string, notes: string[]): ContentPart[] {
@@ -30,33 +30,45 @@ function partsOf(content: string | InputContent[], where: string, notes: string[
 }
 
 /**
- * The conversation in canonical messages: `instructions` first, as a system message. A
- * function_call joins the assistant message before it (an answer's text and its calls are one
- * turn, as a chat completion gives them), and each function_call_output is a tool message.
+ * Items appended to the conversation as canonical messages. A function_call joins the
+ * assistant message before it (an answer's text and its calls are one turn, as a chat
+ * completion gives them), and each function_call_output is a tool message. `where` names an
+ * item in a note.
  */
-function messagesOf(body: ResolvedResponsesRequest, notes: string[]): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (body.instructions) messages.push({ role: "system", parts: [{ type: "text", text: body.instructions }] });
-  if (typeof body.input === "string") {
-    messages.push({ role: "user", parts: [{ type: "text", text: body.input }] });
-    return messages;
-  }
-  for (const [i, item] of body.input.entries()) {
+function appendItems(messages: ChatMessage[], items: readonly InputItem[], where: (i: number) => string, notes: string[]): void {
+  for (const [i, item] of items.entries()) {
     if (item.type === "function_call") {
       const call: ContentPart = { type: "tool_call", id: item.call_id, name: item.name, arguments: item.arguments };
       const last = messages.at(-1);
       if (last?.role === "assistant") last.parts.push(call);
       else messages.push({ role: "assistant", parts: [call] });
     } else if (item.type === "reasoning") {
-      notes.push(`input[${i}] (reasoning): left out: an earlier answer's thinking, which no upstream takes back`);
+      notes.push(`${where(i)} (reasoning): left out: an earlier answer's thinking, which no upstream takes back`);
     } else if (item.type === "function_call_output") {
       const content = typeof item.output === "string" ? item.output : item.output.map((part) => part.text).join("");
       messages.push({ role: "tool", parts: [{ type: "tool_result", toolCallId: item.call_id, content }] });
     } else {
       const role = item.role === "developer" ? "system" : item.role;
-      messages.push({ role, parts: partsOf(item.content, `input[${i}].content`, notes) });
+      messages.push({ role, parts: partsOf(item.content, `${where(i)}.content`, notes) });
     }
   }
+}
+
+/**
+ * The conversation in canonical messages: `instructions` first, as a system message, then the
+ * conversation of the Responses it continues (`earlier`), then `input`. What the earlier
+ * conversation loses is said in one note, not one per turn, which a long chain would repeat.
+ */
+function messagesOf(body: ResolvedResponsesRequest, earlier: readonly InputItem[], notes: string[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (body.instructions) messages.push({ role: "system", parts: [{ type: "text", text: body.instructions }] });
+  if (earlier.length > 0) {
+    const lost: string[] = [];
+    appendItems(messages, earlier, (i) => `conversation[${i}]`, lost);
+    if (lost.length > 0) notes.push(`previous_response_id: ${lost.length} part(s) of the earlier conversation (reasoning, refusals, image details) left out, as when sent in input`);
+  }
+  if (typeof body.input === "string") messages.push({ role: "user", parts: [{ type: "text", text: body.input }] });
+  else appendItems(messages, body.input, (i) => `input[${i}]`, notes);
   return messages;
 }
 
@@ -81,15 +93,16 @@ function unhonouredOf(body: ResolvedResponsesRequest, fields: string[], notes: s
 }
 
 /**
- * A validated Responses API body, its item references resolved, in canonical form. There is
- * no native body: no upstream speaks this format, so every upstream kind, an openai one
+ * A validated Responses API body, its item references resolved, in canonical form, after the
+ * conversation of the Responses it continues (`earlier`, see conversationBefore). There is no
+ * native body: no upstream speaks this format, so every upstream kind, an openai one
  * included, gets a translation.
  */
-export function convertResponsesRequestToCanonical(body: ResolvedResponsesRequest): ChatRequest {
+export function convertResponsesRequestToCanonical(body: ResolvedResponsesRequest, earlier: readonly InputItem[] = []): ChatRequest {
   const notes: string[] = [];
   // Where endUserOf notes a second end-user id, as it does for chat.
   const untranslated = nothingUntranslated();
-  const messages = messagesOf(body, notes);
+  const messages = messagesOf(body, earlier, notes);
   const request: ChatRequest = {
     model: body.model,
     messages,

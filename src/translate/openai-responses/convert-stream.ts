@@ -7,7 +7,7 @@ import { errorBody } from "../../errors/gateway-error.ts";
 import { endAtError } from "../end-at-error.ts";
 import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
 import { functionCallItem, messageItem, outputText, reasoningItem, type OutputContent, type OutputItem } from "./convert-response.ts";
-import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
+import { incompleteReasonOf, responseObject, type ResponseHead, type ResponseObject } from "./response-object.ts";
 
 /** The message being written: its place in `output` and whether its last content part is still open. */
 interface OpenMessage {
@@ -39,12 +39,13 @@ interface OpenCall {
  * stay open side by side, since an upstream may interleave their arguments and each event
  * names its item. An upstream failure ends the stream with an `error` event (on which the
  * SDK's stream helper rejects) and response.failed, the Response's final state. `keep` is
- * given the output items of a Response that completed or was cut short, not of one that failed.
+ * given the Response, as its last event carries it, when it completed or was cut short, not
+ * when it failed.
  */
 export function renderResponsesEvents(
   head: Omit<ResponseHead, "createdAt">,
   now: () => number,
-  keep?: (output: OutputItem[]) => void,
+  keep?: (response: ResponseObject<OutputItem>) => void,
 ): StreamStep<StreamPart, string> {
   let sequence = 0;
   let started: ResponseHead | null = null;
@@ -208,7 +209,7 @@ export function renderResponsesEvents(
       closeMessage(controller, status);
       closeCalls(controller, status);
       const response = responseObject(started!, { status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });
-      keep?.(output);
+      keep?.(response);
       controller.enqueue(event(incompleteReason ? "response.incomplete" : "response.completed", { response }));
     },
   });

@@ -115,7 +115,7 @@ const TextFormat = v.variant(
 /**
  * POST /v1/responses, OpenAI's Responses API. Every request is translated to the canonical
  * form, since no upstream is sent this format: what that form cannot carry and a model
- * would need (built-in tools, files, stored responses) is refused with a 400 naming it.
+ * would need (built-in tools, files, stored conversations) is refused with a 400 naming it.
  * Unknown fields are kept (loose), as the chat format keeps them, to be named in
  * x-gateway-warnings; known fields are checked strictly.
  */
@@ -149,8 +149,10 @@ export const ResponsesRequestSchema = v.looseObject({
       ),
     ),
   ),
-  previous_response_id: refusedField("the gateway stores no responses: send the whole conversation in 'input'"),
-  conversation: refusedField("the gateway stores no conversations: send the whole conversation in 'input'"),
+  /** A Response of the caller's that this one continues: its conversation comes before `input`. */
+  previous_response_id: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1, "must not be empty")))),
+  // OpenAI refuses it beside previous_response_id too, so refusing it always refuses the pair.
+  conversation: refusedField("the gateway stores no conversations: continue a Response by 'previous_response_id', or send the whole conversation in 'input'"),
   prompt: refusedField("the gateway stores no prompt templates: send the prompt in 'instructions' and 'input'"),
   background: v.optional(v.nullable(v.pipe(v.boolean("must be a boolean"), v.check((b) => !b, "background responses are not served: the gateway stores no responses to poll")))),
 });
@@ -162,8 +164,8 @@ export type ResolvedResponsesRequest = { [K in keyof ResponsesRequest]: K extend
 
 /**
  * POST /v1/responses/input_tokens: the prompt part of a Responses body. Sampling, output
- * length and streaming are not part of a prompt; the stored state it cannot have is refused
- * as on /v1/responses.
+ * length and streaming are not part of a prompt; a Response it continues is, and the stored
+ * state the gateway does not keep is refused as on /v1/responses.
  */
 export const InputTokensRequestSchema = v.pick(ResponsesRequestSchema, [
   "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "previous_response_id", "conversation", "prompt",

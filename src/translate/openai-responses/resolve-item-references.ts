@@ -1,5 +1,6 @@
 import { badRequest } from "../../errors/gateway-error.ts";
 import type { OutputItem } from "./convert-response.ts";
+import { WHY_NOT_KEPT } from "./continue-conversation.ts";
 import type { InputItem, ItemReference, ResponsesRequest } from "./request-schema.ts";
 
 /**
@@ -16,7 +17,7 @@ function recalled(reference: ItemReference, i: number, recall: (id: string) => O
   const item = recall(reference.id);
   if (item) return item;
   throw badRequest(
-    `Invalid 'input[${i}]': no item '${reference.id}' is kept for this item_reference. The gateway keeps an answer's output items for an hour, in the instance that made it, and none of an answer asked with store: false; send the item itself`,
+    `Invalid 'input[${i}]': no item '${reference.id}' is kept for this item_reference. ${WHY_NOT_KEPT}, with its output items. Send the item itself`,
     `input[${i}]`,
   );
 }

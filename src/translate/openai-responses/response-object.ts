@@ -27,7 +27,7 @@ export function echoedSettingsOf(body: ResponsesRequest, request: ChatRequest): 
     text: { format: body.text?.format ?? { type: "text" } },
     metadata: body.metadata ?? {},
     store: body.store ?? true,
-    previous_response_id: null,
+    previous_response_id: body.previous_response_id ?? null,
     background: false,
     truncation: "disabled",
     ...(body.user !== undefined ? { user: body.user } : {}),
@@ -68,6 +68,9 @@ export interface ResponseHead {
 export function responseIdOf(requestId: string): string {
   return `resp_${requestId.startsWith("req_") ? requestId.slice(4) : requestId}`;
 }
+
+/** A Response object as the gateway writes it, its output items of type `Item`. */
+export type ResponseObject<Item> = ReturnType<typeof responseObject<Item>>;
 
 /** A Response object in any state: in progress (no usage yet), completed, incomplete or failed. */
 export function responseObject<Item>(
