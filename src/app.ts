@@ -13,6 +13,7 @@ import { chatCompletionsRoutes } from "./routes/chat/chat-completions.ts";
 import { messagesRoutes } from "./routes/chat/messages.ts";
 import { generateContentRoutes } from "./routes/chat/generate-content.ts";
 import { responsesRoutes } from "./routes/chat/responses.ts";
+import { keptResponsesRoutes } from "./routes/chat/kept-responses.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { embeddingsRoutes } from "./routes/media/embeddings.ts";
 import { rerankRoutes } from "./routes/media/rerank.ts";
@@ -35,6 +36,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", messagesRoutes(services));
   app.route("/", generateContentRoutes(services));
   app.route("/", responsesRoutes(services));
+  app.route("/", keptResponsesRoutes(services));
   app.route("/", embeddingsRoutes(services));
   app.route("/", rerankRoutes(services));
   app.route("/", imagesRoutes(services));

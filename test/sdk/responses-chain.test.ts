@@ -11,7 +11,6 @@ import {
   responsesWeatherTool,
   startWorld,
   WEATHER_REPORT,
-  warningsOf,
   type World,
 } from "./_support.ts";
 
@@ -139,7 +138,7 @@ describe("400: a previous_response_id whose chain is not all kept for the caller
     const error = await refusal("resp_never");
     expect(error.param).toBe("previous_response_id");
     expect(error.message).toContain("No response 'resp_never' is kept here");
-    for (const why of ["an hour", "instance that made it", "the user whose key asked", "store: false"]) expect(error.message).toContain(why);
+    for (const why of ["an hour", "instance that made it", "the user whose key asked", "store: false", "deleted"]) expect(error.message).toContain(why);
   });
 
   test("another user's id gets the very message of an id never made", async () => {
@@ -153,6 +152,14 @@ describe("400: a previous_response_id whose chain is not all kept for the caller
   test("a Response asked with store: false is not kept, as OpenAI stores none then", async () => {
     const unstored = await world.openai.responses.create({ model: MODELS.mock, input: "Hi", store: false });
     expect((await refusal(unstored.id)).message).toContain(`No response '${unstored.id}'`);
+  });
+
+  test("a link deleted earlier in the chain is named", async () => {
+    const first = await world.openai.responses.create({ model: MODELS.mock, input: "Turn one" });
+    const second = await world.openai.responses.create({ model: MODELS.mock, input: "Turn two", previous_response_id: first.id });
+    await world.openai.responses.delete(first.id);
+    const error = await refusal(second.id);
+    expect(error.message).toContain(`Response '${first.id}', which '${second.id}' continues, is not kept here`);
   });
 
   test("streamed too, before the stream begins", async () => {
@@ -178,9 +185,4 @@ describe("400: a previous_response_id whose chain is not all kept for the caller
       await other.close({ keepFiles: true });
     }
   });
-});
-
-test("the store warning says what is kept, and for what", async () => {
-  const { response } = await world.openai.responses.create({ model: MODELS.mock, input: "Hi" }).withResponse();
-  expect(warningsOf(response)).toBe("store: the Response is kept an hour, in this instance's memory only, for previous_response_id and item_reference");
 });

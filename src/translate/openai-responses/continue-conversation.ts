@@ -15,7 +15,7 @@ const NONE: readonly InputItem[] = [];
 
 /** Why a Response or its item may not be kept, for a client that expected OpenAI's 30 days in every instance. */
 export const WHY_NOT_KEPT =
-  "The gateway keeps a Response for an hour from when it was made, in the memory of the instance that made it, for the user whose key asked, and none asked with store: false; it drops the oldest when it holds too much";
+  "The gateway keeps a Response for an hour from when it was made, in the memory of the instance that made it, for the user whose key asked, and none asked with store: false; it drops the oldest when it holds too much, and forgets a deleted one";
 
 /**
  * The conversation a request continues by `previous_response_id`: for each Response of the
