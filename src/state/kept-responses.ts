@@ -48,8 +48,15 @@ function charsOf(value: unknown): number {
  * hour from when each was made, within a bound on their text, and each for its owner alone.
  */
 export class KeptResponses {
-  /** By Response id, in the order kept, so the oldest, which also expire first, are at the front. */
   #responses = new Map<string, Entry>();
+  /**
+   * The ids kept, in the order kept, from `#oldest` on: the oldest, which also expire first,
+   * are dropped from the front. Not the map's own order: JSC walks every deleted slot at a
+   * map's front before its first live one, which made each drop cost microseconds per
+   * request once the bound was reached. A forgotten id stays until it comes to the front.
+   */
+  #order: string[] = [];
+  #oldest = 0;
   /** The kept Responses by the id of each of their output items, for item_reference. */
   #byItem = new Map<string, Entry>();
   #chars = 0;
@@ -64,6 +71,7 @@ export class KeptResponses {
     const now = this.now();
     const entry: Entry = { owner, kept, chars: charsOf(kept.response) + charsOf(kept.input), until: now + KEEP_RESPONSES_MS };
     this.#responses.set(kept.response.id, entry);
+    this.#order.push(kept.response.id);
     for (const item of kept.response.output) this.#byItem.set(item.id, entry);
     this.#chars += entry.chars;
     this.#forgetPast(now);
@@ -114,9 +122,15 @@ export class KeptResponses {
 
   /** Drops expired Responses, then the oldest while the text kept is past its bound. */
   #forgetPast(now: number): void {
-    for (const entry of this.#responses.values()) {
-      if (entry.until > now && this.#chars <= this.maxChars) return;
-      this.#drop(entry);
+    for (; this.#oldest < this.#order.length; this.#oldest++) {
+      const entry = this.#responses.get(this.#order[this.#oldest]!);
+      if (entry && entry.until > now && this.#chars <= this.maxChars) break;
+      if (entry) this.#drop(entry);
+    }
+    // Past half the list, the ids already gone are cut off: each id is moved once at most, on average.
+    if (this.#oldest * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#oldest);
+      this.#oldest = 0;
     }
   }
 }

@@ -84,3 +84,13 @@ test("past the bound on their text, input and output alike, the oldest Responses
   expect(kept.recall("user-a", "resp_2")).toBeUndefined();
   expect(kept.recall("user-a", "resp_3")).toBeDefined();
 });
+
+test("a forgotten Response frees its room at once, and the oldest of the others still go first", () => {
+  const kept = new KeptResponses(() => 0, 1_800);
+  for (const n of [1, 2, 3]) kept.keep("user-a", response(`resp_${n}`, [said(`msg_${n}`, "x".repeat(400))]));
+  kept.forget("user-a", "resp_2");
+  kept.keep("user-a", response("resp_4", [said("msg_4", "x".repeat(400))]));
+  expect(["resp_1", "resp_3", "resp_4"].map((id) => kept.recall("user-a", id) !== undefined)).toEqual([true, true, true]);
+  kept.keep("user-a", response("resp_5", [said("msg_5", "x".repeat(400))]));
+  expect(["resp_1", "resp_3", "resp_4", "resp_5"].map((id) => kept.recall("user-a", id) !== undefined)).toEqual([false, true, true, true]);
+});
