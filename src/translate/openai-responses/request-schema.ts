@@ -83,7 +83,7 @@ const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCall
 
 /** An item_reference of `input`, which names an item instead of holding it. */
 export type ItemReference = v.InferOutput<typeof ItemReference>;
-/** One item of `input` that holds what it says: any but an item_reference. */
+/** One item of `input` that holds what it says: every kind but an item_reference. */
 export type InputItem = Exclude<v.InferOutput<typeof InputItem>, ItemReference>;
 /** One content part of a message item. */
 export type InputContent = v.InferOutput<typeof Content>[number];
