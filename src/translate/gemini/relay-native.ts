@@ -15,7 +15,7 @@ type CandidateFinish = { finishReason?: unknown; index?: unknown } | null;
  * For one stream of `answers` candidates, whether a chunk finishes the response: the one in
  * which the last of them finishes (a finishReason), or a blocked prompt. Gemini's streams have
  * no end event. With several answers the test counts the candidates finished so far, so each
- * stream takes its own; for one, any finishReason will do, and the test is shared.
+ * stream takes its own; for one, a finishReason of whatever kind will do, and the test is shared.
  */
 export function finishesGeminiAnswers(answers: number): (part: NativePart) => boolean {
   return answers <= 1 ? finishesOneAnswer : finishesAllOf(finishedAnswers(answers));
