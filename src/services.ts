@@ -63,7 +63,7 @@ export interface Services extends GatewayDeps {
   rateExchange: RateExchange;
   instance: InstanceRegistry;
   changes: ChangeFeed;
-  /** Recent Responses of the Responses API, for previous_response_id, item_reference and retrieval. */
+  /** Recent Responses of the Responses API, in the database, for previous_response_id, item_reference and retrieval. */
   keptResponses: KeptResponses;
   /** True once shutdown began: /ready answers 503. */
   draining: boolean;
@@ -82,7 +82,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
   const instance: InstanceRegistry = new InstanceRegistry(deps.db, deps.identity, deps.now, () => leases.forgetAll());
-  // Holds and settlements queued in one event-loop turn share one commit.
+  // Holds, settlements and kept Responses queued in one event-loop turn share one commit.
   const writeTurn = new WriteTurn(deps.db, deps.sql);
   const leases = new LeaseBook(() => instance.id, deps.now);
   const rateLimiter = new RateLimiter(deps.now);
@@ -122,7 +122,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
       },
       afterPoll: () => rateExchange.run(),
     }),
-    keptResponses: new KeptResponses(deps.now),
+    keptResponses: new KeptResponses(writeTurn, deps.sql, deps.now, deps.log),
     draining: false,
   };
   // The counter first: a change another instance makes while this one loads is then seen

@@ -20,6 +20,9 @@ export interface Database {
   rate_usage: RateUsageTable;
   admin_changes: AdminChangesTable;
   usage_days: UsageDaysTable;
+  kept_responses: KeptResponsesTable;
+  kept_response_items: { item_id: string; response_id: string };
+  kept_responses_total: { id: number; bytes: number };
 }
 
 /** What one admin write changed, under the change counter's value after it. */
@@ -173,6 +176,19 @@ export interface UsageLogsTable {
 export interface UsageDaysTable {
   day: number;
   rows: number;
+}
+
+/** A Response of the Responses API kept for its owner (src/state/kept-responses.ts). */
+export interface KeptResponsesTable {
+  /** The Response's id (`resp_...`). */
+  id: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  /** The UTF-8 size of `kept_json`, which the bound on what is kept counts. */
+  bytes: number;
+  /** The Response as its caller got it, its own input items and the id it continued. */
+  kept_json: string;
 }
 
 export interface IdempotencyTable {

@@ -1,12 +1,14 @@
 import type { OutputItem } from "../translate/openai-responses/convert-response.ts";
 import type { InputItem } from "../translate/openai-responses/request-schema.ts";
+import type { SyncSql } from "../db/sync-sql.ts";
+import type { WriteTurn } from "../db/write-turn.ts";
+import type { Logger } from "../lib/logger.ts";
+import { RowInserter } from "../db/insert-rows.ts";
 
 /** How long a Response is kept after it was made: its chain, its items and itself. */
 export const KEEP_RESPONSES_MS = 60 * 60_000;
-/** The most text kept at once, in UTF-16 units (at most 64 MB); the oldest Responses go first past it. */
-const MAX_KEPT_CHARS = 32 * 1024 * 1024;
-/** What a value costs beside its text: a number, a key, a nesting. */
-const VALUE_OVERHEAD_CHARS = 8;
+/** The most JSON text kept at once, in bytes, by every instance together; the oldest Responses go first past it. */
+const MAX_KEPT_BYTES = 256 * 1024 * 1024;
 
 /** A Response as kept: what its caller got, and what it was asked with. */
 export interface KeptResponse {
@@ -18,119 +20,106 @@ export interface KeptResponse {
   readonly previousId: string | undefined;
 }
 
-interface Entry {
-  owner: string;
-  kept: KeptResponse;
-  chars: number;
-  until: number;
-}
-
 /** A chain of Responses, oldest first, or the id of its first link that is not kept. */
 export type Chain = { links: KeptResponse[] } | { missing: string };
 
-/** Roughly the JSON text of a value: what keeping it costs. Request bodies nest at most 128 deep, so recursion is safe. */
-function charsOf(value: unknown): number {
-  if (typeof value === "string") return value.length;
-  if (typeof value !== "object" || value === null) return VALUE_OVERHEAD_CHARS;
-  let chars = VALUE_OVERHEAD_CHARS;
-  if (Array.isArray(value)) {
-    for (const element of value) chars += charsOf(element);
-    return chars;
-  }
-  for (const key in value) chars += key.length + charsOf((value as Record<string, unknown>)[key]);
-  return chars;
-}
+// The size is SQLite's count of the text it stores, so that JavaScript need not encode it to know.
+const INSERT_RESPONSE = "INSERT INTO kept_responses (id, user_id, created_at, expires_at, bytes, kept_json) VALUES (?1, ?2, ?3, ?4, octet_length(?5), ?5)";
+const ITEMS = new RowInserter("INSERT INTO kept_response_items (item_id, response_id) VALUES (?, ?)");
+const TOTAL_BYTES = "SELECT bytes FROM kept_responses_total WHERE id = 1";
+const DROP_OLDEST = "DELETE FROM kept_responses WHERE id = (SELECT id FROM kept_responses ORDER BY expires_at LIMIT 1)";
+const RECALL = "SELECT kept_json FROM kept_responses WHERE id = ? AND user_id = ? AND expires_at > ?";
+const RECALL_BY_ITEM =
+  "SELECT r.kept_json FROM kept_response_items i JOIN kept_responses r ON r.id = i.response_id WHERE i.item_id = ? AND r.user_id = ? AND r.expires_at > ?";
+const FORGET = "DELETE FROM kept_responses WHERE id = ? AND user_id = ? AND expires_at > ?";
+const SWEEP = "DELETE FROM kept_responses WHERE expires_at <= ?";
 
 /**
  * Recent Responses, so that a later request can continue one by `previous_response_id`, name
  * one of its output items by `item_reference`, or retrieve or delete it, as OpenAI lets a
- * client do with the Responses it stores (its default). Kept in this process's memory: an
- * hour from when each was made, within a bound on their text, and each for its owner alone.
+ * client do with the Responses it stores (its default). Kept in the database (migration
+ * 016), so every instance sharing it and the next start see them: an hour from when each was
+ * made, within a bound on their text, and each for its owner alone. Every read goes to the
+ * database, by a primary key, so a Response deleted or expired anywhere is gone everywhere
+ * at once; nothing is cached in memory that could outlive it.
  */
 export class KeptResponses {
-  #responses = new Map<string, Entry>();
-  /**
-   * The ids kept, in the order kept, from `#oldest` on: the oldest, which also expire first,
-   * are dropped from the front. Not the map's own order: JSC walks every deleted slot at a
-   * map's front before its first live one, which made each drop cost microseconds per
-   * request once the bound was reached. A forgotten id stays until it comes to the front.
-   */
-  #order: string[] = [];
-  #oldest = 0;
-  /** The kept Responses by the id of each of their output items, for item_reference. */
-  #byItem = new Map<string, Entry>();
-  #chars = 0;
-
   constructor(
+    private readonly turn: WriteTurn,
+    private readonly sql: SyncSql,
     private readonly now: () => number,
-    private readonly maxChars = MAX_KEPT_CHARS,
+    private readonly log: Logger,
+    private readonly maxBytes = MAX_KEPT_BYTES,
   ) {}
 
-  /** Keeps a Response for `owner` (a user id). */
-  keep(owner: string, kept: KeptResponse): void {
+  /**
+   * Keeps a Response for `owner` (a user id) in the coming write turn's transaction. Resolves
+   * once it is committed, or once it failed: its request was answered and billed whatever
+   * becomes of it, so a failure is a warning and the Response is simply not kept.
+   */
+  keep(owner: string, kept: KeptResponse): Promise<void> {
     const now = this.now();
-    const entry: Entry = { owner, kept, chars: charsOf(kept.response) + charsOf(kept.input), until: now + KEEP_RESPONSES_MS };
-    this.#responses.set(kept.response.id, entry);
-    this.#order.push(kept.response.id);
-    for (const item of kept.response.output) this.#byItem.set(item.id, entry);
-    this.#chars += entry.chars;
-    this.#forgetPast(now);
+    const id = kept.response.id;
+    // Written now: the objects are the caller's answer, and nothing must change them before the turn.
+    const json = JSON.stringify(kept);
+    const items = kept.response.output.map((item) => [item.id, id]);
+    return this.turn
+      .run((sql) => {
+        sql.run(INSERT_RESPONSE, [id, owner, now, now + KEEP_RESPONSES_MS, json]);
+        ITEMS.insert(sql, items);
+        // Oldest first, one at a time: at the bound a keep drops about as much as it adds, a row or two.
+        while (sql.get<{ bytes: number }>(TOTAL_BYTES, [])!.bytes > this.maxBytes && sql.run(DROP_OLDEST, []) > 0);
+      })
+      .catch((error: unknown) => this.log.warn("Response not kept", { response_id: id, error: String(error) }));
   }
 
   /** The Response `id` kept for `owner`, if it still is. */
   recall(owner: string, id: string): KeptResponse | undefined {
-    return this.#usable(this.#responses.get(id), owner)?.kept;
+    return this.#read(RECALL, id, owner);
   }
 
   /** The output item `id` of a Response kept for `owner`, if it still is. */
   recallItem(owner: string, id: string): OutputItem | undefined {
-    return this.#usable(this.#byItem.get(id), owner)?.kept.response.output.find((item) => item.id === id);
+    return this.#read(RECALL_BY_ITEM, id, owner)?.response.output.find((item) => item.id === id);
   }
 
   /**
    * The Responses that lead to `id`, oldest first, each the `previousId` of the next, all kept
-   * for `owner`. A chain can be no longer than the Responses kept, so a longer walk, which
-   * only a cycle could make, stops there.
+   * for `owner`. A link met twice, which only a cycle could make, ends the walk there, so it
+   * reads each kept Response once at most.
    */
   chain(owner: string, id: string): Chain {
     const links: KeptResponse[] = [];
-    for (let next: string | undefined = id; next !== undefined; ) {
-      const kept = this.recall(owner, next);
-      if (!kept || links.length === this.#responses.size) return { missing: next };
+    const walked = new Set<string>();
+    for (let next: string | undefined = id; next !== undefined; next = links.at(-1)!.previousId) {
+      const kept = walked.has(next) ? undefined : this.recall(owner, next);
+      if (!kept) return { missing: next };
+      walked.add(next);
       links.push(kept);
-      next = kept.previousId;
     }
     return { links: links.reverse() };
   }
 
-  /** Forgets the Response `id` kept for `owner`, and its items; whether there was one. */
-  forget(owner: string, id: string): boolean {
-    const entry = this.#usable(this.#responses.get(id), owner);
-    if (entry) this.#drop(entry);
-    return entry !== undefined;
+  /** Forgets the Response `id` kept for `owner`, and its items; resolves, once committed, with whether there was one. */
+  async forget(owner: string, id: string): Promise<boolean> {
+    let forgotten = 0;
+    await this.turn.run((sql) => {
+      forgotten = sql.run(FORGET, [id, owner, this.now()]);
+    });
+    return forgotten > 0;
   }
 
-  #usable(entry: Entry | undefined, owner: string): Entry | undefined {
-    return entry && entry.owner === owner && entry.until > this.now() ? entry : undefined;
+  /** Deletes the expired Responses and their items (reads already pass them by); resolves with how many. */
+  async sweep(): Promise<number> {
+    let swept = 0;
+    await this.turn.run((sql) => {
+      swept = sql.run(SWEEP, [this.now()]);
+    });
+    return swept;
   }
 
-  #drop(entry: Entry): void {
-    this.#responses.delete(entry.kept.response.id);
-    for (const item of entry.kept.response.output) this.#byItem.delete(item.id);
-    this.#chars -= entry.chars;
-  }
-
-  /** Drops expired Responses, then the oldest while the text kept is past its bound. */
-  #forgetPast(now: number): void {
-    for (; this.#oldest < this.#order.length; this.#oldest++) {
-      const entry = this.#responses.get(this.#order[this.#oldest]!);
-      if (entry && entry.until > now && this.#chars <= this.maxChars) break;
-      if (entry) this.#drop(entry);
-    }
-    // Past half the list, the ids already gone are cut off: each id is moved once at most, on average.
-    if (this.#oldest * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#oldest);
-      this.#oldest = 0;
-    }
+  #read(query: string, id: string, owner: string): KeptResponse | undefined {
+    const row = this.sql.get<{ kept_json: string }>(query, [id, owner, this.now()]);
+    return row && (JSON.parse(row.kept_json) as KeptResponse);
   }
 }

@@ -521,3 +521,19 @@ export function flattenText(value: unknown): string {
 export function createResponse(client: OpenAI, params: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "stream">, stream: boolean): Promise<OpenAI.Responses.Response> {
   return stream ? client.responses.stream(params).finalResponse() : client.responses.create(params);
 }
+
+/** One turn of a conversation as an upstream received it: its role and its text. */
+export type ConversationTurn = { role: string; text: string };
+
+/** A message's text, its content a string or parts. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  return (content as { type: string; text?: string }[]).map((part) => (part.type === "text" ? part.text : "")).join("");
+}
+
+/** The conversation an upstream of `kind` received in its last request, its system prompt first. */
+export function conversationReceived(world: World, kind: "openai" | "anthropic"): ConversationTurn[] {
+  const body = world.upstreams[kind].requests.at(-1)!.body;
+  const turns: ConversationTurn[] = body.messages.map((m: any) => ({ role: m.role, text: textOf(m.content) }));
+  return kind === "anthropic" && body.system !== undefined ? [{ role: "system", text: textOf(body.system) }, ...turns] : turns;
+}

@@ -94,7 +94,7 @@ describe("x-gateway-warnings", () => {
 
   test("a request that does not say store: false is told, once, what is kept of its Response, which is less than OpenAI stores", async () => {
     const warnings = await warningsOf({});
-    expect(warnings).toBe("store: the Response is kept an hour, in this instance's memory only, for previous_response_id, item_reference and GET /v1/responses/{id}");
+    expect(warnings).toBe("store: the Response is kept an hour, not 30 days, for previous_response_id, item_reference and GET /v1/responses/{id}");
     expect(await warningsOf({ store: true })).toBe(warnings);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import OpenAI from "openai";
 import { bearer, startTestGateway } from "../helpers/gateway.ts";
 import { KEEP_RESPONSES_MS, KeptResponses } from "../../src/state/kept-responses.ts";
+import { WriteTurn } from "../../src/db/write-turn.ts";
 import { createResponse, createUserKey, MODELS, openAiClient, rejectionOf, startWorld, type World } from "./_support.ts";
 
 /**
@@ -153,7 +154,7 @@ test.each([[false], [true]])("past the bound on the text kept, the oldest chain 
   const services = world.gw.services;
   const kept = services.keptResponses;
   // A bound that holds two chains of a long first question and a short second one, not three.
-  services.keptResponses = new KeptResponses(services.now, 50_000);
+  services.keptResponses = new KeptResponses(new WriteTurn(services.db, services.sql), services.sql, services.now, services.log, 50_000);
   try {
     const chain = async (letter: string) => {
       const first = await createResponse(world.openai, { model: MODELS.mock, input: letter.repeat(20_000) }, stream);

@@ -14,6 +14,7 @@ import { adminChanges } from "./012-admin-changes.ts";
 import { adminListingIndexes } from "./013-admin-listing-indexes.ts";
 import { usageDays } from "./014-usage-days.ts";
 import { idempotencyExpiry } from "./015-idempotency-expiry.ts";
+import { keptResponses } from "./016-kept-responses.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -25,4 +26,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry];
+export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry, keptResponses];

@@ -36,9 +36,9 @@ export function keptResponsesRoutes(services: Services) {
       if (c.req.query("stream") === "true") throw badRequest("Invalid 'stream': a kept Response's events are not kept, so it cannot be streamed again; retrieve it without stream", "stream");
       return c.json(kept.response);
     })
-    .delete("/v1/responses/:id", chatKey, (c) => {
+    .delete("/v1/responses/:id", chatKey, async (c) => {
       const id = c.req.param("id");
-      if (!services.keptResponses.forget(c.get("principal").userId, id)) throw notKept(id);
+      if (!(await services.keptResponses.forget(c.get("principal").userId, id))) throw notKept(id);
       return c.json({ id, object: "response", deleted: true });
     })
     .get("/v1/responses/:id/input_items", chatKey, (c) => {

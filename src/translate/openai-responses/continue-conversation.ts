@@ -13,9 +13,9 @@ export type ChainLookup = (id: string) => { links: readonly EarlierTurn[] } | { 
 
 const NONE: readonly InputItem[] = [];
 
-/** Why a Response or its item may not be kept, for a client that expected OpenAI's 30 days in every instance. */
+/** Why a Response or its item may not be kept, for a client that expected OpenAI's 30 days. */
 export const WHY_NOT_KEPT =
-  "The gateway keeps a Response for an hour from when it was made, in the memory of the instance that made it, for the user whose key asked, and none asked with store: false; it drops the oldest when it holds too much, and forgets a deleted one";
+  "The gateway keeps a Response for an hour from when it was made, for the user whose key asked, and none asked with store: false or that its database failed to write; it drops the oldest when it holds too much, and forgets a deleted one";
 
 /**
  * The conversation a request continues by `previous_response_id`: for each Response of the

@@ -12,7 +12,7 @@ const NOT_CARRIED = `not passed on: ${NO_PLACE}`;
  * The warning of every request that does not say `store: false` (OpenAI's default is to
  * store): what is kept of the answer, which is less than OpenAI keeps (30 days, everywhere).
  */
-const NOT_STORED = "store: the Response is kept an hour, in this instance's memory only, for previous_response_id, item_reference and GET /v1/responses/{id}";
+const NOT_STORED = "store: the Response is kept an hour, not 30 days, for previous_response_id, item_reference and GET /v1/responses/{id}";
 
 /** A message item's content in canonical parts; a refusal (an earlier answer's) and an image's detail are noted, as they reach no upstream. */
 function partsOf(content: string | InputContent[], where: string, notes: string[]): ContentPart[] {

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import OpenAI from "openai";
+import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { createJsonLogger } from "../../src/lib/logger.ts";
+import { KEEP_RESPONSES_MS } from "../../src/state/kept-responses.ts";
+import { onlyUsageRowOf } from "../billing/_inprocess.ts";
+import { createResponse, MODELS, openAiClient, rejectionOf } from "./_support.ts";
+
+/**
+ * Kept Responses live in the database: they outlast a restart, expire an hour after they were
+ * made on every instance and are then swept away, and a keep that cannot be written leaves
+ * the answer, and its bill, whole.
+ */
+
+const started: TestGateway[] = [];
+/** A test gateway started as startTestGateway starts one, closed, and its folder removed, after the test. */
+async function start(options: Parameters<typeof startTestGateway>[0] = {}): Promise<TestGateway> {
+  const gw = await startTestGateway(options);
+  started.push(gw);
+  return gw;
+}
+afterEach(async () => {
+  const dirs = new Set(started.map((gw) => gw.dir));
+  for (const gw of started.splice(0)) await gw.close({ keepFiles: true }).catch(() => {});
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const keptRows = (gw: TestGateway, table: "kept_responses" | "kept_response_items" = "kept_responses") =>
+  gw.database.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`, [])!.n;
+
+test("a Response outlasts a restart: the new process continues and retrieves it", async () => {
+  const before = await start();
+  const made = await openAiClient(before, before.demoKey).responses.create({ model: MODELS.mock, input: "Turn one" });
+  await before.close({ keepFiles: true });
+  const after = await start({ dir: before.dir });
+  const client = openAiClient(after, before.demoKey);
+  expect(await client.responses.retrieve(made.id)).toEqual(made);
+  const next = await client.responses.create({ model: MODELS.mock, input: "Turn two", previous_response_id: made.id });
+  // The demo model counts the prompt it was given: the same as the whole conversation sent inline.
+  const inline = await client.responses.create({ model: MODELS.mock, input: [{ role: "user", content: "Turn one" }, { role: "assistant", content: made.output_text }, { role: "user", content: "Turn two" }] });
+  expect(next.usage!.input_tokens).toBe(inline.usage!.input_tokens);
+});
+
+test("an hour after it was made a Response is gone on every instance, and the sweep deletes its rows", async () => {
+  let now = Date.now();
+  const a = await start({ now: () => now });
+  const b = await start({ dir: a.dir, now: () => now });
+  const onA = openAiClient(a, a.demoKey);
+  const onB = openAiClient(b, a.demoKey);
+  const made = await onA.responses.create({ model: MODELS.mock, input: "Hello" });
+  now += KEEP_RESPONSES_MS - 1;
+  expect((await onB.responses.retrieve(made.id)).id).toBe(made.id);
+  expect(await a.services.keptResponses.sweep()).toBe(0);
+  now += 1;
+  for (const client of [onA, onB]) {
+    expect(await rejectionOf(client.responses.retrieve(made.id))).toBeInstanceOf(OpenAI.NotFoundError);
+    const continued = await rejectionOf(client.responses.create({ model: MODELS.mock, input: "Go on", previous_response_id: made.id }));
+    expect(continued).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(continued.message).toContain(`No response '${made.id}' is kept here`);
+    expect(await rejectionOf(client.responses.create({ model: MODELS.mock, input: [{ type: "item_reference", id: made.output[0]!.id! }] }))).toBeInstanceOf(OpenAI.BadRequestError);
+  }
+  expect([keptRows(a), keptRows(a, "kept_response_items")]).toEqual([1, 1]);
+  expect(await b.services.keptResponses.sweep()).toBe(1);
+  expect([keptRows(a), keptRows(a, "kept_response_items")]).toEqual([0, 0]);
+});
+
+describe.each([[false], [true]])("streamed: %p", (stream) => {
+  test("a Response the database refuses to keep leaves its request a 200, billed, and a warning naming it", async () => {
+    const lines: string[] = [];
+    const gw = await start({ log: createJsonLogger((line) => lines.push(line), Date.now) });
+    gw.database.sql.run("CREATE TRIGGER kept_refused BEFORE INSERT ON kept_responses BEGIN SELECT RAISE(ABORT, 'refused by the test'); END", []);
+    const response = await gw.fetch("/v1/responses", { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify({ model: MODELS.mock, input: "Hello", stream }) });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const id = stream ? /"id":"(resp_[^"]+)"/.exec(text)![1]! : JSON.parse(text).id;
+    if (stream) expect(text).toContain("event: response.completed");
+    expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+    const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === "warn");
+    expect(warnings).toEqual([expect.objectContaining({ message: "Response not kept", response_id: id, error: expect.stringContaining("refused by the test") })]);
+    expect(keptRows(gw)).toBe(0);
+    const continued = await rejectionOf(createResponse(openAiClient(gw, gw.demoKey), { model: MODELS.mock, input: "Go on", previous_response_id: id }, stream));
+    expect(continued).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(continued.message).toContain("database failed to write");
+  });
+});
