@@ -33,9 +33,16 @@ export interface StreamWire {
  * soon as it arrives (an empty batch, or one the renderer holds back entirely, sends nothing,
  * or a keep-alive comment when `keepAlive` is given). One ReadableStream for the whole
  * pipeline; a read waits for the client's pull, so a slow client holds the upstream back
- * instead of filling memory.
+ * instead of filling memory. What the renderer's flush writes, the stream's end, waits for
+ * what `settled` gives then, if anything (a kept Response's commit), as the source's end
+ * waits for its usage row.
  */
-export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, string>, keepAlive?: KeepAlive): ReadableStream<Uint8Array> {
+export function renderBatches<T>(
+  source: BatchSource<T>,
+  render: StreamStep<T, string>,
+  keepAlive?: KeepAlive,
+  settled?: () => Promise<void> | undefined,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let text = "";
   const began = keepAlive?.since ?? keepAlive?.now() ?? 0;
@@ -60,6 +67,8 @@ export function renderBatches<T>(source: BatchSource<T>, render: StreamStep<T, s
             const batch = await source.read();
             if (batch === null) {
               render.flush?.(output);
+              const settling = settled?.();
+              if (settling) await settling;
               if (text) controller.enqueue(take());
               controller.close();
               return;

@@ -9,8 +9,8 @@ import { createResponse, MODELS, openAiClient, rejectionOf } from "./_support.ts
 
 /**
  * Kept Responses live in the database: they outlast a restart, expire an hour after they were
- * made on every instance and are then swept away, and a keep that cannot be written leaves
- * the answer, and its bill, whole.
+ * made on every instance and are then swept away, are committed before their caller gets the
+ * end of its answer, and a keep that cannot be written leaves the answer, and its bill, whole.
  */
 
 const started: TestGateway[] = [];
@@ -28,6 +28,10 @@ afterEach(async () => {
 
 const keptRows = (gw: TestGateway, table: "kept_responses" | "kept_response_items" = "kept_responses") =>
   gw.database.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`, [])!.n;
+
+/** POST /v1/responses through `gw.app.request`: the body as the gateway makes it, read by the test. */
+const postResponse = (gw: TestGateway, body: Record<string, unknown>) =>
+  gw.app.request("/v1/responses", { method: "POST", headers: { ...bearer(gw.demoKey), "content-type": "application/json" }, body: JSON.stringify({ model: MODELS.mock, ...body }) });
 
 test("a Response outlasts a restart: the new process continues and retrieves it", async () => {
   const before = await start();
@@ -66,6 +70,26 @@ test("an hour after it was made a Response is gone on every instance, and the sw
 });
 
 describe.each([[false], [true]])("streamed: %p", (stream) => {
+  test("the Response is committed before its caller gets the end of the answer", async () => {
+    const gw = await start();
+    const response = await postResponse(gw, { input: "Hello", stream });
+    expect(response.status).toBe(200);
+    // Counted, synchronously, as the last of the body arrives: a client may send the next turn to another instance then.
+    let keptAtEnd = -1;
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (!stream || text.includes("event: response.completed")) keptAtEnd = keptRows(gw);
+    }
+    expect(keptAtEnd).toBe(1);
+    const id = stream ? /"id":"(resp_[^"]+)"/.exec(text)![1] : JSON.parse(text).id;
+    expect(gw.database.sql.get<{ user_id: string }>("SELECT user_id FROM kept_responses WHERE id = ?", [id])).toBeDefined();
+  });
+
   test("a Response the database refuses to keep leaves its request a 200, billed, and a warning naming it", async () => {
     const lines: string[] = [];
     const gw = await start({ log: createJsonLogger((line) => lines.push(line), Date.now) });

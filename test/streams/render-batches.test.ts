@@ -82,6 +82,33 @@ describe("renderBatches with tapBatches: one write per batch, the end after the 
   });
 });
 
+describe("renderBatches with settled: the end waits for what rendering began", () => {
+  test("the flush's writes reach the client only once settled's promise resolved, asked after the flush", async () => {
+    const log: string[] = [];
+    let settle = () => {};
+    const render: StreamStep<string, string> = { transform: (item, output) => output.enqueue(item), flush: (output) => (log.push("flush"), output.enqueue("end")) };
+    const settled = () => {
+      log.push("asked");
+      return new Promise<void>((resolve) => (settle = resolve));
+    };
+    const reader = renderBatches(batchesOf([["a"]]), render, undefined, settled).getReader();
+    expect(decoder.decode((await reader.read()).value)).toBe("a");
+    let written = false;
+    const last = reader.read().then((read) => ((written = true), read));
+    // Turns enough for the flush and the write, were the write not held.
+    await Bun.sleep(5);
+    expect(log).toEqual(["flush", "asked"]);
+    expect(written).toBe(false);
+    settle();
+    expect(decoder.decode((await last).value)).toBe("end");
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  test("nothing to wait for (undefined) ends the body as before", async () => {
+    expect(await writesOf(renderBatches(batchesOf([["x"]]), plainRender, undefined, () => undefined))).toEqual(["x", "end"]);
+  });
+});
+
 describe("renderBatches with a keep-alive: a comment when a delivery renders to nothing and the caller has waited", () => {
   /** A source whose batches each arrive at a given clock time. */
   function timedBatches(clock: { t: number }, timed: [number, string[]][]): BatchSource<string> {

@@ -52,10 +52,12 @@ export function responsesRoutes(services: Services) {
       const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier), services.config.variant);
       const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request) };
       // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.
+      let keeping: Promise<void> | undefined;
       const keep =
         body.store === false
           ? undefined
-          : (response: ResponseObject<OutputItem>) => services.keptResponses.keep(owner, { response, input: inputItemsOf(body.input), previousId: body.previous_response_id ?? undefined });
+          : (response: ResponseObject<OutputItem>) =>
+              void (keeping = services.keptResponses.keep(owner, { response, input: inputItemsOf(body.input), previousId: body.previous_response_id ?? undefined }));
       return serveChat(c, services, request, {
         renderResponse: (response) => {
           const rendered = convertCanonicalToResponsesResponse(response, { ...head, createdAt: response.created });
@@ -66,6 +68,7 @@ export function responsesRoutes(services: Services) {
         relayStream: noRelay,
         modelField: "model",
         usageField: RESPONSES_USAGE_FIELD,
+        settled: () => keeping,
       });
     });
 }

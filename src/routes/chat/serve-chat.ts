@@ -47,6 +47,12 @@ export interface ChatFormat {
   streamWire?: StreamWire;
   /** Whether the rate-limit headers also go by Anthropic's names, for a messages-format caller. */
   anthropicNames?: AnthropicNames;
+  /**
+   * What the end of the response waits for, asked once it is rendered (the whole body, or a
+   * stream's last events): the commit of the Response a Responses answer keeps, so a client
+   * that has its answer and at once names it to another instance finds it there.
+   */
+  settled?(): Promise<void> | undefined;
 }
 
 /**
@@ -75,6 +81,8 @@ export async function serveChat(
     const body = native
       ? withBilledUsage(withCallerModel(native, request.model, format.modelField), format.usageField, served.value.usage)
       : format.renderResponse(shown(served.value, request), request.model);
+    const settling = format.settled?.();
+    if (settling) await settling;
     return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
   }
   const served = await services.chat.stream(request, meter, signal);
@@ -84,5 +92,5 @@ export async function serveChat(
   // The dispatcher may have held the stream a while for the first part of its answer.
   const keepAlive = { ...KEEP_ALIVE, now: services.now, since: meter.facts.startedAt, text: wire?.keepAlive };
   const headers = wire?.contentType ? { ...SSE_HEADERS, "content-type": wire.contentType } : SSE_HEADERS;
-  return modelResponse(renderBatches(parts, render, keepAlive), headers, { rateLimitHeaders, served, requestId });
+  return modelResponse(renderBatches(parts, render, keepAlive, format.settled), headers, { rateLimitHeaders, served, requestId });
 }
