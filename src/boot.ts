@@ -51,6 +51,12 @@ export interface RuntimeHost {
   bodyErrorReason?(error: unknown): unknown;
 }
 
+/**
+ * How often expired kept Responses are deleted. Reads pass them by already; the sweep only
+ * gives their room back, so each instance sweeping once a minute deletes a minute's worth.
+ */
+const KEPT_SWEEP_MS = 60_000;
+
 /** How often the gateway checks whether traffic stopped, to give memory back (see IdleReclaimer). */
 const IDLE_CHECK_MS = 500;
 /** The quiet tick that also drops compiled code: after 30 s without a request. */
@@ -140,6 +146,10 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
+  const sweepKept = () => void services.keptResponses.sweep().catch(() => {});
+  // At once too: what expired while no instance ran would otherwise wait a minute more.
+  sweepKept();
+  const keptSweepTimer = setInterval(sweepKept, KEPT_SWEEP_MS);
 
   const app = createApp(services);
   const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory, log);
@@ -166,6 +176,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     clearInterval(lastUsedTimer);
     clearInterval(heartbeatTimer);
     clearInterval(leaseTimer);
+    clearInterval(keptSweepTimer);
     clearInterval(idleTimer);
     checkpointer?.stop();
     try {
