@@ -7,8 +7,10 @@ import { RowInserter } from "../db/insert-rows.ts";
 
 /** How long a Response is kept after it was made: its chain, its items and itself. */
 export const KEEP_RESPONSES_MS = 60 * 60_000;
-/** The most JSON text kept at once, in bytes, by every instance together; the oldest Responses go first past it. */
-const MAX_KEPT_BYTES = 256 * 1024 * 1024;
+/** The most JSON text kept at once, in characters, by every instance together; the oldest Responses go first past it. */
+const MAX_KEPT_CHARS = 256 * 1024 * 1024;
+/** Expired Responses deleted per write job: a sweep after a busy hour takes several turns, not one long one. */
+const SWEEP_BATCH = 500;
 
 /** A Response as kept: what its caller got, and what it was asked with. */
 export interface KeptResponse {
@@ -23,8 +25,9 @@ export interface KeptResponse {
 /** A chain of Responses, oldest first, or the id of its first link that is not kept. */
 export type Chain = { links: KeptResponse[] } | { missing: string };
 
-// The size is SQLite's count of the text it stores, so that JavaScript need not encode it to know.
-const INSERT_RESPONSE = "INSERT INTO kept_responses (id, user_id, created_at, expires_at, bytes, kept_json) VALUES (?1, ?2, ?3, ?4, octet_length(?5), ?5)";
+// The size is the JSON's length in characters (its `bytes` column): the bound is approximate by
+// nature, and SQLite's octet_length needs 3.43, which a remote libSQL server may not have.
+const INSERT_RESPONSE = "INSERT INTO kept_responses (id, user_id, created_at, expires_at, bytes, kept_json) VALUES (?, ?, ?, ?, ?, ?)";
 const ITEMS = new RowInserter("INSERT INTO kept_response_items (item_id, response_id) VALUES (?, ?)");
 const TOTAL_BYTES = "SELECT bytes FROM kept_responses_total WHERE id = 1";
 const DROP_OLDEST = "DELETE FROM kept_responses WHERE id = (SELECT id FROM kept_responses ORDER BY expires_at LIMIT 1)";
@@ -32,7 +35,7 @@ const RECALL = "SELECT kept_json FROM kept_responses WHERE id = ? AND user_id = 
 const RECALL_BY_ITEM =
   "SELECT r.kept_json FROM kept_response_items i JOIN kept_responses r ON r.id = i.response_id WHERE i.item_id = ? AND r.user_id = ? AND r.expires_at > ?";
 const FORGET = "DELETE FROM kept_responses WHERE id = ? AND user_id = ? AND expires_at > ?";
-const SWEEP = "DELETE FROM kept_responses WHERE expires_at <= ?";
+const SWEEP = `DELETE FROM kept_responses WHERE id IN (SELECT id FROM kept_responses WHERE expires_at <= ? ORDER BY expires_at LIMIT ${SWEEP_BATCH})`;
 
 /**
  * Recent Responses, so that a later request can continue one by `previous_response_id`, name
@@ -49,7 +52,7 @@ export class KeptResponses {
     private readonly sql: SyncSql,
     private readonly now: () => number,
     private readonly log: Logger,
-    private readonly maxBytes = MAX_KEPT_BYTES,
+    private readonly maxChars = MAX_KEPT_CHARS,
   ) {}
 
   /**
@@ -65,10 +68,10 @@ export class KeptResponses {
     const items = kept.response.output.map((item) => [item.id, id]);
     return this.turn
       .run((sql) => {
-        sql.run(INSERT_RESPONSE, [id, owner, now, now + KEEP_RESPONSES_MS, json]);
+        sql.run(INSERT_RESPONSE, [id, owner, now, now + KEEP_RESPONSES_MS, json.length, json]);
         ITEMS.insert(sql, items);
         // Oldest first, one at a time: at the bound a keep drops about as much as it adds, a row or two.
-        while (sql.get<{ bytes: number }>(TOTAL_BYTES, [])!.bytes > this.maxBytes && sql.run(DROP_OLDEST, []) > 0);
+        while (sql.get<{ bytes: number }>(TOTAL_BYTES, [])!.bytes > this.maxChars && sql.run(DROP_OLDEST, []) > 0);
       })
       .catch((error: unknown) => this.log.warn("Response not kept", { response_id: id, error: String(error) }));
   }
@@ -109,12 +112,14 @@ export class KeptResponses {
     return forgotten > 0;
   }
 
-  /** Deletes the expired Responses and their items (reads already pass them by); resolves with how many. */
+  /** Deletes the expired Responses and their items (reads already pass them by), SWEEP_BATCH a job; resolves with how many. */
   async sweep(): Promise<number> {
     let swept = 0;
-    await this.turn.run((sql) => {
-      swept = sql.run(SWEEP, [this.now()]);
-    });
+    for (let batch = SWEEP_BATCH; batch === SWEEP_BATCH; swept += batch) {
+      await this.turn.run((sql) => {
+        batch = sql.run(SWEEP, [this.now()]);
+      });
+    }
     return swept;
   }
 

@@ -42,7 +42,7 @@ function response(id: string, output: OutputItem[], question = "Hi", previousId?
 }
 
 /** What keeping `kept` counts against the bound: the bytes of its JSON text. */
-const sizeOf = (kept: KeptResponse) => new TextEncoder().encode(JSON.stringify(kept)).length;
+const sizeOf = (kept: KeptResponse) => JSON.stringify(kept).length;
 
 const rowsOf = (table: "kept_responses" | "kept_response_items") => database.sql.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`, [])!.n;
 const totalBytes = () => database.sql.get<{ bytes: number }>("SELECT bytes FROM kept_responses_total", [])!.bytes;
@@ -158,4 +158,14 @@ test("the sweep deletes the expired Responses with their items, and their room, 
   expect(await kept.sweep()).toBe(1);
   expect([rowsOf("kept_responses"), rowsOf("kept_response_items"), totalBytes()]).toEqual([1, 1, sizeOf(later)]);
   expect(kept.recallItem("user-a", "msg_2")).toEqual(said("msg_2", "two"));
+});
+
+test("a sweep of more expired Responses than one write job takes deletes them all, a batch a turn", async () => {
+  const kept = store();
+  await Promise.all(Array.from({ length: 1_203 }, (_, i) => kept.keep("user-a", response(`resp_${i}`, [said(`msg_${i}`, "old")]))));
+  now += KEEP_RESPONSES_MS;
+  await kept.keep("user-a", response("resp_live", [said("msg_live", "new")]));
+  expect(await kept.sweep()).toBe(1_203);
+  expect([rowsOf("kept_responses"), rowsOf("kept_response_items")]).toEqual([1, 1]);
+  expect(kept.recall("user-a", "resp_live")).toBeDefined();
 });
