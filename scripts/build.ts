@@ -65,8 +65,7 @@ async function main(): Promise<void> {
   const target = libsqlTarget();
 
   await Bun.build({
-    // The WAL checkpoint worker (src/db/wal-checkpointer.ts) is started from its own entry point.
-    entrypoints: [entry, "src/db/checkpoint-worker.ts"],
+    entrypoints: [entry],
     // No compile.target: build for the machine we're on, matching `target` above.
     compile: { outfile },
     target: "bun",

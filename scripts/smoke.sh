@@ -203,13 +203,6 @@ smoke_running() {
     else
       fail "$name idle-rss" "could not read VmRSS from /proc/$pid/status (process gone?)"
     fi
-    # The executable carries the WAL checkpoint worker as a second entry point; a path that
-    # does not resolve inside it only logs this warning, so the check looks for it.
-    if grep -q 'WAL checkpoints are back on the event loop' "$dir/stdout" "$dir/stderr" 2>/dev/null; then
-      fail "$name checkpoint-worker" "$(grep -h -m1 'WAL checkpoints are back' "$dir/stdout" "$dir/stderr" | cut -c1-300)"
-    else
-      pass "$name checkpoint-worker"
-    fi
   fi
 
   stop_and_check "$name" "$pid" "$dir"
@@ -257,12 +250,12 @@ smoke_binary() {
   if ! npm run build >"$dir/build.log" 2>&1; then
     fail "$name build" "npm run build failed: $(last_line "$dir/build.log")"
     tail -n 30 "$dir/build.log" >&2
-    for check in health demo-key chat chat-stream media idle-rss checkpoint-worker sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   if [ ! -x dist/gateway ]; then
     fail "$name build" "npm run build succeeded but dist/gateway is missing or not executable"
-    for check in health demo-key chat chat-stream media idle-rss checkpoint-worker sigterm; do fail "$name $check" "skipped: build failed"; done
+    for check in health demo-key chat chat-stream media idle-rss sigterm; do fail "$name $check" "skipped: build failed"; done
     return
   fi
   pass "$name build"

@@ -1,7 +1,6 @@
 import type { CreateTempUpload } from "./uploads/temp-upload.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { openDatabase, localPathOf } from "./db/open-database.ts";
-import { checkpointOffTheLoop, type CheckpointWorker } from "./db/wal-checkpointer.ts";
 import { migrate } from "./db/migrate.ts";
 import { LEASE_IDLE_MS } from "./billing/lease-book.ts";
 import { bootstrap, type FirstStart } from "./bootstrap.ts";
@@ -42,11 +41,6 @@ export interface RuntimeHost {
   createTempUpload: CreateTempUpload;
   /** Gives memory back when traffic stops; runtimes without the means leave it out. */
   memory?: MemoryRelease;
-  /**
-   * A worker running checkpoint-worker.ts, to checkpoint a local database off the event loop
-   * (wal-checkpointer.ts); runtimes without one leave it out, and SQLite checkpoints in commits.
-   */
-  checkpointWorker?(): CheckpointWorker;
   /** See GatewayDeps.bodyErrorReason; left out, a failed body is errored with its error. */
   bodyErrorReason?(error: unknown): unknown;
 }
@@ -140,7 +134,6 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
   database.waitForWriteLockBetweenTurns();
-  const checkpointer = localPath !== null && host.checkpointWorker ? await checkpointOffTheLoop(host.checkpointWorker(), localPath, database.setAutomaticCheckpoint, log) : undefined;
   const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
@@ -178,7 +171,6 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     clearInterval(leaseTimer);
     clearInterval(keptSweepTimer);
     clearInterval(idleTimer);
-    checkpointer?.stop();
     try {
       await services.usage.flush(true);
       await services.holds.closeIdleLeases(0);

@@ -19,8 +19,6 @@ export interface OpenDatabase {
    * database has no local lock: nothing changes.
    */
   waitForWriteLockBetweenTurns(totalMs?: number): void;
-  /** Sets the WAL size, in frames, at which a commit checkpoints (0: never; see wal-checkpointer.ts). Local files only. */
-  setAutomaticCheckpoint(pages: number): void;
   close(): Promise<void>;
 }
 
@@ -63,8 +61,5 @@ export function openDatabase(url: string, authToken?: string): OpenDatabase {
     native.exec(`PRAGMA busy_timeout = ${BUSY_HANDLER_MS}`);
     waitForWriteLockBetweenTurns(db, totalMs);
   };
-  const setAutomaticCheckpoint = (pages: number) => {
-    if (localPath !== null) native.exec(`PRAGMA wal_autocheckpoint = ${Math.max(0, Math.trunc(pages))}`);
-  };
-  return { db, sql: syncSqlOver(native), remote: localPath === null, waitForWriteLockBetweenTurns: waitForWriteLock, setAutomaticCheckpoint, close: () => db.destroy() };
+  return { db, sql: syncSqlOver(native), remote: localPath === null, waitForWriteLockBetweenTurns: waitForWriteLock, close: () => db.destroy() };
 }
