@@ -6,7 +6,7 @@ import type { Migration } from "./index.ts";
  * instance sharing it, and the next start, can continue, refer to, retrieve and delete them.
  * One row per Response, its JSON last so that the checks on owner and expiry read no overflow
  * page. Its output items are found through a table of their ids, one row per item: a Response
- * has any number of them, which no indexed column could hold, and the item's text stays once,
+ * may have many of them, which no indexed column could hold, and the item's text stays once,
  * in the Response. The total size kept is one row kept by triggers, so the bound on it costs
  * a keep one read rather than a sum over every row; deleting a Response (by DELETE, expiry or
  * the bound) deletes its items by the same trigger.
