@@ -12,7 +12,7 @@ import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import type { Channel } from "../channels/channel.ts";
 import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
-import { streamFailureStatus } from "../translate/stream-failure-status.ts";
+import { streamEndStatus } from "../translate/stream-failure-status.ts";
 
 /**
  * How long a stream is held for the first part of its answer, during which a failure still
@@ -96,8 +96,7 @@ export class ChatDispatcher {
         // stopped reading is recorded as the gateway's 502, charged for what the upstream produced.
         const broken = failure !== undefined || end === "failed" || end === "stalled";
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
-        const status = failure ? streamFailureStatus(failure) : broken ? 502 : end === "cancelled" ? 499 : 200;
-        return meter.finish({ status, usage: reported ?? estimated, channelId: served.channel.id });
+        return meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id });
       },
     });
     // The estimate billed for a stream the upstream reported no usage of ends it, so the caller reads what it paid for.

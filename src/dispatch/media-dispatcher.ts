@@ -3,7 +3,7 @@ import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { StreamFailure, StreamPart } from "../canonical/chat.ts";
-import { streamFailureStatus } from "../translate/stream-failure-status.ts";
+import { streamEndStatus } from "../translate/stream-failure-status.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { tapBatches, tapStream, type StreamEnd } from "../streams/tap-stream.ts";
@@ -30,9 +30,6 @@ export interface StreamBilling<W = never> {
   /** What the whole answer of an upstream that ignored `stream` costs, for a request whose upstream may give one. */
   whole?(answer: W): BillableUsage;
 }
-
-/** A stream's usage-row status by how it ended: one cut at the deadline for a client that stopped reading is the gateway's 502, as for speech. */
-const STREAM_END_STATUS: Record<StreamEnd, number> = { complete: 200, cancelled: 499, failed: 502, stalled: 502 };
 
 /**
  * Speech or a transcript: charged for the whole request, which the upstream was asked for and
@@ -107,10 +104,8 @@ export class MediaDispatcher {
       },
       onEnd: (end) => {
         served.release();
-        // A stream the upstream broke is its failure, with its error event's status, even when the client hung up after that event.
-        const how = failure ? "failed" : end;
-        const status = failure ? streamFailureStatus(failure) : STREAM_END_STATUS[how];
-        return meter.finish({ status, usage: billing.usage(how), channelId: served.channel.id });
+        // A stream the upstream broke is charged as a failed one, even when the client hung up after its error event.
+        return meter.finish({ status: streamEndStatus(end, failure), usage: billing.usage(failure ? "failed" : end), channelId: served.channel.id });
       },
     });
     return { ...served, value: { kind: "events", events } };
@@ -155,7 +150,7 @@ export class MediaDispatcher {
         // stops listening halfway, by hanging up or by reading no more until the deadline
         // cuts it off ("stalled"). A body the upstream broke off is of no use to the caller,
         // so that one is not charged.
-        return meter.finish({ status: STREAM_END_STATUS[end], usage: chargedUnlessBroken(usage).usage(end), channelId: served.channel.id });
+        return meter.finish({ status: streamEndStatus(end), usage: chargedUnlessBroken(usage).usage(end), channelId: served.channel.id });
       },
     });
     return { ...served, value: { body, contentType: served.value.contentType } };

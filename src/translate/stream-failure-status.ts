@@ -1,5 +1,6 @@
 import type { ErrorStatus } from "../errors/gateway-error.ts";
 import type { StreamFailure } from "../canonical/chat.ts";
+import type { StreamEnd } from "../streams/tap-stream.ts";
 
 /**
  * The status a failure after a stream began stands for, in its error event and its usage row:
@@ -13,4 +14,15 @@ export function streamFailureStatus(failure: StreamFailure): ErrorStatus {
   if (failure.status === 429) return 429;
   if (failure.status === 503 || failure.status === 529) return 503;
   return 502;
+}
+
+/** A stream's usage-row status by how it ended: one cut at the deadline for a client that stopped reading is the gateway's 502. */
+const STREAM_END_STATUS: Record<StreamEnd, ErrorStatus | 200 | 499> = { complete: 200, cancelled: 499, failed: 502, stalled: 502 };
+
+/**
+ * The usage-row status of a stream that ended as `end`: its failure's (streamFailureStatus)
+ * when the upstream broke it with an error event, even if the client hung up after that event.
+ */
+export function streamEndStatus(end: StreamEnd, failure?: StreamFailure): number {
+  return failure ? streamFailureStatus(failure) : STREAM_END_STATUS[end];
 }

@@ -18,13 +18,19 @@ function wholeDays({ from, to }: UsageRange): { first: number; last: number } {
   };
 }
 
-/** Usage rows from `from` to `to` (inclusive), perhaps one user's, counted row by row: a part-day, or one user's rows through their index. */
-async function countRows(db: Kysely<Database>, from: number | undefined, to: number | undefined, userId?: string): Promise<number> {
-  let query = db.selectFrom("usage_logs").select((eb) => eb.fn.countAll<number>().as("n"));
+/** The usage rows of a range, to select from: the listing's page and the counts filter alike. */
+export function usageRowsIn(db: Kysely<Database>, { from, to, userId }: UsageRange) {
+  let query = db.selectFrom("usage_logs");
   if (userId) query = query.where("user_id", "=", userId);
   if (from !== undefined) query = query.where("created_at", ">=", from);
   if (to !== undefined) query = query.where("created_at", "<=", to);
-  return Number((await query.executeTakeFirstOrThrow()).n);
+  return query;
+}
+
+/** Usage rows from `from` to `to` (inclusive), perhaps one user's, counted row by row: a part-day, or one user's rows through their index. */
+async function countRows(db: Kysely<Database>, from: number | undefined, to: number | undefined, userId?: string): Promise<number> {
+  const counted = usageRowsIn(db, { from, to, userId }).select((eb) => eb.fn.countAll<number>().as("n"));
+  return Number((await counted.executeTakeFirstOrThrow()).n);
 }
 
 /** Each whole day's count, newest first. */

@@ -5,7 +5,7 @@ import { badRequest } from "../../errors/gateway-error.ts";
 import { parsePaging } from "../../admin/paging.ts";
 import { microsToUsd } from "../../lib/money.ts";
 import { isoOf, isRealDate } from "../../lib/time.ts";
-import { countUsage, seekUsageOffset } from "../../usage/usage-day-counts.ts";
+import { countUsage, seekUsageOffset, usageRowsIn } from "../../usage/usage-day-counts.ts";
 
 /** Date only, or a date and time with optional seconds, fraction and zone. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -63,10 +63,7 @@ export function adminUsageRoutes(services: Services) {
     if (start !== undefined && end !== undefined && start > end) throw badRequest("'start_date' must not be after 'end_date'");
     const userId = c.req.query("user_id");
     const range = { from: start, to: end, userId };
-    let pageQuery = services.db.selectFrom("usage_logs");
-    if (userId) pageQuery = pageQuery.where("user_id", "=", userId);
-    if (start !== undefined) pageQuery = pageQuery.where("created_at", ">=", start);
-    if (end !== undefined) pageQuery = pageQuery.where("created_at", "<=", end);
+    let pageQuery = usageRowsIn(services.db, range);
     let skip = 0;
     // As a row value, the key (created_at, id) the table is ordered by: SQLite seeks to it.
     // Written as `created_at < ? or (created_at = ? and id < ?)` it scanned from the newest
