@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { ApiError } from "@google/genai";
+import { ApiError, type Content, type FunctionResponsePart } from "@google/genai";
 import { KINDS, MODELS, onlyRequest, REMOTE_KINDS, rejectionOf, startWorld, type KindName, type World } from "./_support.ts";
 
 /**
@@ -78,5 +78,37 @@ describe.each(GOOGLE_DECODES)("%s", (_, data) => {
     expect(onlyRequest(world, "anthropic").body.messages[0].content[1].source).toEqual({ type: "base64", media_type: "image/png", data: standard });
     await world.genai.models.generateContent({ model: MODELS.openai, contents: withImage(data) });
     expect(onlyRequest(world, "openai").body.messages[0].content[1].image_url.url).toBe(`data:image/png;base64,${standard}`);
+  });
+});
+
+/** A tool loop whose function answered with `media` (Gemini 3's multimodal function responses); some are not parts Gemini takes. */
+const withFunctionMedia = (media: object): Content[] => [
+  { role: "user", parts: [{ text: "Draw a cat." }] },
+  { role: "model", parts: [{ functionCall: { name: "draw", args: {} } }] },
+  { role: "user", parts: [{ functionResponse: { name: "draw", response: { ok: true }, parts: [media as FunctionResponsePart] } }] },
+];
+
+describe("media in a function's response", () => {
+  test.each(NOT_BASE64)("%s is Google's 400 naming the field, and no upstream is called", async (_, data) => {
+    const contents = withFunctionMedia({ inlineData: { mimeType: "image/png", data } });
+    const error = await rejectionOf(world.genai.models.generateContent({ model: MODELS.gemini, contents }));
+    expect(error.status).toBe(400);
+    expect(JSON.parse(error.message).error.message).toContain("contents[2].parts[0].functionResponse.parts[0].inlineData.data");
+    expect(upstreamRequests()).toBe(0);
+  });
+
+  test("a part with neither inlineData nor fileData is a 400, and no upstream is called", async () => {
+    const error = await rejectionOf(world.genai.models.generateContent({ model: MODELS.gemini, contents: withFunctionMedia({ text: "a cat" }) }));
+    expect(error.status).toBe(400);
+    expect(JSON.parse(error.message).error.message).toContain("contents[2].parts[0].functionResponse.parts[0].inlineData");
+    expect(upstreamRequests()).toBe(0);
+  });
+
+  test("base64 Google decodes reaches a gemini upstream, its displayName with it", async () => {
+    const media = { inlineData: { mimeType: "image/png", data: "-_-_AQ", displayName: "cat.png" } };
+    const answer = await world.genai.models.generateContent({ model: MODELS.gemini, contents: withFunctionMedia(media) });
+    expect(answer.text?.length).toBeGreaterThan(0);
+    const sent = onlyRequest(world, "gemini").body.contents[2].parts[0].functionResponse.parts[0].inlineData;
+    expect(sent).toMatchObject({ mimeType: "image/png", displayName: "cat.png" });
   });
 });

@@ -42,6 +42,25 @@ export const FunctionCallPart = v.looseObject({
 export const FunctionResponsePart = v.looseObject({
   functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: nullAsAbsent(v.string()), parts: nullAsAbsent(v.array(v.unknown())) }),
 });
+/**
+ * Media a function returned (Gemini 3's multimodal function responses): bytes inline, checked
+ * as inlineData's are, or a file by URI. displayName and other fields ride along untouched.
+ */
+const FunctionResponseMedia = v.union(
+  [
+    v.looseObject({ inlineData: v.looseObject({ mimeType: v.string(), data: Base64Bytes }) }),
+    v.looseObject({ fileData: v.looseObject({ mimeType: nullAsAbsent(v.string()), fileUri: v.string() }) }),
+  ],
+  "a function response part needs inlineData or fileData",
+);
+const CheckedFunctionResponsePart = v.looseObject({
+  functionResponse: v.looseObject({
+    name: v.string(),
+    response: JsonObjectSchema,
+    id: nullAsAbsent(v.string()),
+    parts: nullAsAbsent(v.array(FunctionResponseMedia, "must be an array of parts")),
+  }),
+});
 
 /**
  * The model's own work with Gemini's built-in tools, as a chat history records it: code it ran
@@ -52,7 +71,7 @@ export const SERVER_WORK_FIELDS = ["executableCode", "codeExecutionResult", "too
 const ServerWorkPart = v.union(SERVER_WORK_FIELDS.map((field) => v.looseObject({ [field]: JsonObjectSchema })));
 
 const Part = v.union(
-  [TextPart, CheckedInlineDataPart, FileDataPart, FunctionCallPart, FunctionResponsePart, ServerWorkPart],
+  [TextPart, CheckedInlineDataPart, FileDataPart, FunctionCallPart, CheckedFunctionResponsePart, ServerWorkPart],
   `a part needs one of text, inlineData, fileData, functionCall, functionResponse, ${SERVER_WORK_FIELDS.join(", ")}`,
 );
 
