@@ -94,7 +94,7 @@ export class MediaDispatcher {
       return { kind: "events" as const, events: await holdUntilAnswer(superviseUpstream(answer.events, call.idleTimeoutMs), Infinity, isEvent) };
     }, "stream-or-whole");
     // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
-    if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value));
+    if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value), false);
     let failure: StreamFailure | undefined;
     const events = tapBatches(served.value.events, {
       deadline: { signal: served.deadline, client: signal },
@@ -111,10 +111,13 @@ export class MediaDispatcher {
     return { ...served, value: { kind: "events", events } };
   }
 
-  /** Settles an answer read whole: its usage row is committed before this resolves, a 499 when the client left once it had begun. */
-  async #settleWhole<T>(served: ServedCall<T>, meter: RequestMeter, signal: AbortSignal, usage: BillableUsage): Promise<Served<T>> {
+  /**
+   * Settles an answer read whole: its usage row is committed before this resolves, a 499 when
+   * the client left once it had begun. `streamed` is false for a stream answered whole.
+   */
+  async #settleWhole<T>(served: ServedCall<T>, meter: RequestMeter, signal: AbortSignal, usage: BillableUsage, streamed?: boolean): Promise<Served<T>> {
     served.release();
-    await meter.finish({ status: signal.aborted ? 499 : 200, usage, channelId: served.channel.id });
+    await meter.finish({ status: signal.aborted ? 499 : 200, usage, channelId: served.channel.id, streamed });
     return served;
   }
 

@@ -21,6 +21,8 @@ export interface RequestOutcome {
   status: number;
   usage: BillableUsage | null;
   channelId: string | null;
+  /** Whether the answer was streamed, where not as asked: an upstream that ignores `stream` (whisper-1) answers whole. */
+  streamed?: boolean;
 }
 
 /**
@@ -59,7 +61,7 @@ export class RequestMeter {
       status: outcome.status,
       latency_ms: Math.max(0, Math.round(this.now() - this.facts.startedAt)),
       channel_id: outcome.channelId,
-      stream: this.facts.stream ? 1 : 0,
+      stream: (outcome.streamed ?? this.facts.stream) ? 1 : 0,
       created_at: this.facts.startedAt,
     }, this.hold);
     return this.#finished;

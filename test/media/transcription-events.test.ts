@@ -32,14 +32,14 @@ test("the openai upstream is asked to stream, with the mapped model and the whol
   expect(sent!.file!.size).toBe(TRANSCRIPTION_WAV.length);
 });
 
-test("whisper-1 ignores stream and answers whole: the caller gets that body, as from OpenAI, charged as a whole answer", async () => {
+test("whisper-1 ignores stream and answers whole: the caller gets that body, as from OpenAI, charged as a whole answer, its usage row unstreamed", async () => {
   const { id, key } = await accountClient(world.gw, START);
   const response = await world.gw.fetch("/v1/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: transcriptionForm({ model: WHISPER, stream: "true" }) });
   expect(response.headers.get("content-type")).toBe("application/json");
   expect(await response.json()).toEqual({ text: upstreamTranscriptText("transcribe", { name: "harbour.wav", size: TRANSCRIPTION_WAV.length }) });
   expect(world.primary.requests[0]!.fields).toMatchObject({ model: "whisper-1", stream: "true" });
   const row = await onlyUsageRowOf(world.gw, response);
-  expect({ status: row.status, cost: row.cost_micros, stream: row.stream }).toEqual({ status: 200, cost: COST, stream: 1 });
+  expect({ status: row.status, cost: row.cost_micros, stream: row.stream }).toEqual({ status: 200, cost: COST, stream: 0 });
   expect((await account(world.gw, id)).balance_micros).toBe(START - COST);
 });
 
@@ -76,7 +76,7 @@ test.each(["false", "true"])("whisper-1, stream=%s: a client that leaves once it
   const [row, ...others] = await usageRows(world.gw, id);
   expect(others).toEqual([]);
   await expectBooksBalanced(world.gw);
-  expect({ status: row!.status, cost: row!.cost_micros }).toEqual({ status: 499, cost: COST });
+  expect({ status: row!.status, cost: row!.cost_micros, stream: row!.stream }).toEqual({ status: 499, cost: COST, stream: 0 });
   expect((await account(world.gw, id)).balance_micros).toBe(START - COST);
 });
 
