@@ -39,8 +39,11 @@ export class ChatDispatcher {
   /**
    * A whole response; the usage row is committed before this resolves. A client that leaves
    * once the upstream's answer has begun is charged for it (a 499 row): see serveThroughChannels.
+   * `answered` is given the response, its usage filled in, just before its usage row is queued:
+   * what it queues for the write turn (a Response kept) shares the row's transaction, one
+   * commit for both.
    */
-  async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatResponse>> {
+  async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal, answered?: (response: ChatResponse) => void): Promise<Served<ChatResponse>> {
     let served: ServedCall<ChatResponse>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call), true);
@@ -51,9 +54,14 @@ export class ChatDispatcher {
     served.release();
     // Without reported usage the estimate is billed, and shown to the caller as the usage
     // (a native passthrough body is shown as the upstream sent it).
-    const usage = served.value.usage ?? estimateUsage(request, served.value);
-    await meter.finish({ status: signal.aborted ? 499 : 200, usage, channelId: served.channel.id });
-    return { ...served, value: { ...served.value, usage } };
+    const value = { ...served.value, usage: served.value.usage ?? estimateUsage(request, served.value) };
+    try {
+      answered?.(value);
+    } finally {
+      // The upstream answered, so it is billed even if what the caller was to be told of it failed.
+      await meter.finish({ status: signal.aborted ? 499 : 200, usage: value.usage, channelId: served.channel.id });
+    }
+    return { ...served, value };
   }
 
   /**

@@ -69,6 +69,34 @@ test("an hour after it was made a Response is gone on every instance, and the sw
   expect([keptRows(a), keptRows(a, "kept_response_items")]).toEqual([0, 0]);
 });
 
+/** The statements of every transaction `gw` commits from now on, each transaction's in order. */
+function recordTransactions(gw: TestGateway): string[][] {
+  const committed: string[][] = [];
+  let open: string[] | undefined;
+  const { sql } = gw.database;
+  const run = sql.run.bind(sql);
+  sql.run = (text, params) => {
+    if (/^BEGIN/.test(text)) open = [];
+    const changed = run(text, params);
+    if (text === "COMMIT" && open) committed.push(open);
+    else open?.push(text);
+    return changed;
+  };
+  return committed;
+}
+
+// A stream's Response is known only once its usage row is committed (the end event is rendered
+// after the upstream's end), so it is kept in a commit of its own: one more at the end of a stream.
+test("a lone request's Response answered whole is kept in the transaction of its usage row: one commit for both", async () => {
+  const gw = await start();
+  const transactions = recordTransactions(gw);
+  const response = await postResponse(gw, { input: "Hello" });
+  expect(response.status).toBe(200);
+  const keeping = transactions.filter((statements) => statements.some((text) => text.startsWith("INSERT INTO kept_responses ")));
+  expect(keeping).toHaveLength(1);
+  expect(keeping[0]!.filter((text) => text.startsWith("INSERT INTO usage_logs "))).toHaveLength(1);
+});
+
 describe.each([[false], [true]])("streamed: %p", (stream) => {
   test("the Response is committed before its caller gets the end of the answer", async () => {
     const gw = await start();

@@ -76,11 +76,13 @@ export async function serveChat(
   const requestId = c.get("requestId");
   const signal = c.req.raw.signal;
   if (!request.stream) {
-    const served = await services.chat.complete(request, meter, signal);
-    const { native } = served.value;
-    const body = native
-      ? withBilledUsage(withCallerModel(native, request.model, format.modelField), format.usageField, served.value.usage)
-      : format.renderResponse(shown(served.value, request), request.model);
+    let body: unknown;
+    // Rendered before the usage row is queued, so a Response it keeps is committed with the row.
+    const served = await services.chat.complete(request, meter, signal, (answer) => {
+      body = answer.native
+        ? withBilledUsage(withCallerModel(answer.native, request.model, format.modelField), format.usageField, answer.usage)
+        : format.renderResponse(shown(answer, request), request.model);
+    });
     const settling = format.settled?.();
     if (settling) await settling;
     return modelJsonResponse(body, { rateLimitHeaders, served, requestId });
