@@ -39,8 +39,9 @@ export const FileDataPart = v.looseObject({ fileData: v.object({ mimeType: nullA
 export const FunctionCallPart = v.looseObject({
   functionCall: v.looseObject({ name: v.string(), args: nullAsAbsent(JsonObjectSchema), id: nullAsAbsent(v.string()) }),
 });
+const FUNCTION_RESPONSE_FIELDS = { name: v.string(), response: JsonObjectSchema, id: nullAsAbsent(v.string()) };
 export const FunctionResponsePart = v.looseObject({
-  functionResponse: v.looseObject({ name: v.string(), response: JsonObjectSchema, id: nullAsAbsent(v.string()), parts: nullAsAbsent(v.array(v.unknown())) }),
+  functionResponse: v.looseObject({ ...FUNCTION_RESPONSE_FIELDS, parts: nullAsAbsent(v.array(v.unknown())) }),
 });
 /**
  * Media a function returned (Gemini 3's multimodal function responses): bytes inline, checked
@@ -54,12 +55,7 @@ const FunctionResponseMedia = v.union(
   "a function response part needs inlineData or fileData",
 );
 const CheckedFunctionResponsePart = v.looseObject({
-  functionResponse: v.looseObject({
-    name: v.string(),
-    response: JsonObjectSchema,
-    id: nullAsAbsent(v.string()),
-    parts: nullAsAbsent(v.array(FunctionResponseMedia, "must be an array of parts")),
-  }),
+  functionResponse: v.looseObject({ ...FUNCTION_RESPONSE_FIELDS, parts: nullAsAbsent(v.array(FunctionResponseMedia, "must be an array of parts")) }),
 });
 
 /**
