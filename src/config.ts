@@ -32,6 +32,7 @@ const ConfigSchema = v.object({
   GATEWAY_BREAKER_COOLDOWN_MS: integerFromEnv(30_000, 1),
   GATEWAY_CACHE_POLL_MS: integerFromEnv(1_000, 50),
   GATEWAY_LOG_REQUESTS: v.optional(v.picklist(["0", "1"]), "0"),
+  GATEWAY_KEPT_RESPONSES_MAX_CHARS: integerFromEnv(256 * 1024 * 1024, 1024),
 });
 
 /** Runtime configuration, read once from the environment at start. */
@@ -73,6 +74,8 @@ export interface Config {
   cachePollMs: number;
   /** One access log line per request, written when its response head is ready. */
   logRequests: boolean;
+  /** The most JSON text of kept Responses, in characters, for every instance on the database together; the oldest go first past it. */
+  keptResponsesMaxChars: number;
 }
 
 /** Parses the environment into a Config; throws a readable message naming the bad variable. */
@@ -108,5 +111,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     breakerCooldownMs: e.GATEWAY_BREAKER_COOLDOWN_MS,
     cachePollMs: e.GATEWAY_CACHE_POLL_MS,
     logRequests: e.GATEWAY_LOG_REQUESTS === "1",
+    keptResponsesMaxChars: e.GATEWAY_KEPT_RESPONSES_MAX_CHARS,
   };
 }

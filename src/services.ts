@@ -122,7 +122,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
       },
       afterPoll: () => rateExchange.run(),
     }),
-    keptResponses: new KeptResponses(writeTurn, deps.sql, deps.now, deps.log),
+    keptResponses: new KeptResponses(writeTurn, deps.sql, deps.now, deps.log, deps.config.keptResponsesMaxChars),
     draining: false,
   };
   // The counter first: a change another instance makes while this one loads is then seen

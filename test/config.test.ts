@@ -9,3 +9,11 @@ test("GATEWAY_MAX_UPSTREAM_BODY_BYTES is 64 MiB unless set", () => {
 test("GATEWAY_MAX_UPSTREAM_BODY_BYTES below 1024 is refused at start, naming the variable", () => {
   expect(() => loadConfig({ GATEWAY_MAX_UPSTREAM_BODY_BYTES: "1023" })).toThrow("invalid configuration: GATEWAY_MAX_UPSTREAM_BODY_BYTES");
 });
+
+test("GATEWAY_KEPT_RESPONSES_MAX_CHARS is 256 Mi unless set; below 1024, or not an integer, is refused at start", () => {
+  expect(loadConfig({}).keptResponsesMaxChars).toBe(256 * 1024 * 1024);
+  expect(loadConfig({ GATEWAY_KEPT_RESPONSES_MAX_CHARS: "1048576" }).keptResponsesMaxChars).toBe(1_048_576);
+  for (const bad of ["1023", "2048.5", "lots"]) {
+    expect(() => loadConfig({ GATEWAY_KEPT_RESPONSES_MAX_CHARS: bad })).toThrow("invalid configuration: GATEWAY_KEPT_RESPONSES_MAX_CHARS");
+  }
+});

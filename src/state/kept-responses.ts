@@ -7,8 +7,6 @@ import { RowInserter } from "../db/insert-rows.ts";
 
 /** How long a Response is kept after it was made: its chain, its items and itself. */
 export const KEEP_RESPONSES_MS = 60 * 60_000;
-/** The most JSON text kept at once, in characters, by every instance together; the oldest Responses go first past it. */
-const MAX_KEPT_CHARS = 256 * 1024 * 1024;
 /** Expired Responses deleted per write job: a sweep after a busy hour takes several turns, not one long one. */
 const SWEEP_BATCH = 500;
 
@@ -52,7 +50,8 @@ export class KeptResponses {
     private readonly sql: SyncSql,
     private readonly now: () => number,
     private readonly log: Logger,
-    private readonly maxChars = MAX_KEPT_CHARS,
+    /** The most JSON text kept at once, in characters, by every instance together (Config.keptResponsesMaxChars). */
+    private readonly maxChars: number,
   ) {}
 
   /**

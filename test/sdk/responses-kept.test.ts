@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { bearer, startTestGateway } from "../helpers/gateway.ts";
-import { KEEP_RESPONSES_MS, KeptResponses } from "../../src/state/kept-responses.ts";
-import { WriteTurn } from "../../src/db/write-turn.ts";
+import { KEEP_RESPONSES_MS } from "../../src/state/kept-responses.ts";
 import { createResponse, createUserKey, MODELS, openAiClient, rejectionOf, startWorld, type World } from "./_support.ts";
 
 /**
@@ -150,25 +149,24 @@ test("an hour after it was made a Response is gone: retrieve is a 404, continuin
   }
 });
 
-test.each([[false], [true]])("past the bound on the text kept, the oldest chain loses its first link (streamed: %p)", async (stream) => {
-  const services = world.gw.services;
-  const kept = services.keptResponses;
+test.each([[false], [true]])("past GATEWAY_KEPT_RESPONSES_MAX_CHARS, the oldest chain loses its first link (streamed: %p)", async (stream) => {
   // A bound that holds two chains of a long first question and a short second one, not three.
-  services.keptResponses = new KeptResponses(new WriteTurn(services.db, services.sql), services.sql, services.now, services.log, 50_000);
+  const gw = await startTestGateway({ env: { GATEWAY_KEPT_RESPONSES_MAX_CHARS: "50000" } });
   try {
+    const client = openAiClient(gw, gw.demoKey);
     const chain = async (letter: string) => {
-      const first = await createResponse(world.openai, { model: MODELS.mock, input: letter.repeat(20_000) }, stream);
-      return createResponse(world.openai, { model: MODELS.mock, input: "Go on", previous_response_id: first.id }, stream);
+      const first = await createResponse(client, { model: MODELS.mock, input: letter.repeat(20_000) }, stream);
+      return createResponse(client, { model: MODELS.mock, input: "Go on", previous_response_id: first.id }, stream);
     };
     const oldest = await chain("a");
     const middle = await chain("b");
-    expect((await createResponse(world.openai, { model: MODELS.mock, input: "More", previous_response_id: oldest.id }, stream)).status).toBe("completed");
+    expect((await createResponse(client, { model: MODELS.mock, input: "More", previous_response_id: oldest.id }, stream)).status).toBe("completed");
     await chain("c");
-    const broken = await rejectionOf(createResponse(world.openai, { model: MODELS.mock, input: "More", previous_response_id: oldest.id }, stream));
+    const broken = await rejectionOf(createResponse(client, { model: MODELS.mock, input: "More", previous_response_id: oldest.id }, stream));
     expect(broken).toBeInstanceOf(OpenAI.BadRequestError);
     expect(broken.message).toContain(`which '${oldest.id}' continues, is not kept here`);
-    expect((await createResponse(world.openai, { model: MODELS.mock, input: "More", previous_response_id: middle.id }, stream)).status).toBe("completed");
+    expect((await createResponse(client, { model: MODELS.mock, input: "More", previous_response_id: middle.id }, stream)).status).toBe("completed");
   } finally {
-    services.keptResponses = kept;
+    await gw.close();
   }
 });

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { WriteTurn } from "../../src/db/write-turn.ts";
@@ -30,8 +31,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A store on the test's database, as an instance keeps it, within `maxBytes` when given. */
-const store = (maxBytes?: number) => new KeptResponses(new WriteTurn(database.db, database.sql), database.sql, () => now, silentLogger, maxBytes);
+/** A store on the test's database, as an instance keeps it, within `maxChars` (by default the configured default). */
+const store = (maxChars = loadConfig({}).keptResponsesMaxChars) => new KeptResponses(new WriteTurn(database.db, database.sql), database.sql, () => now, silentLogger, maxChars);
 
 const said = (id: string, text: string) => messageItem(id, [outputText(text)], "completed");
 const asked = (text: string) => ({ role: "user" as const, content: text });
