@@ -22,14 +22,18 @@ function pathOf(issue: v.BaseIssue<unknown>): string {
 /**
  * The issue to report: for a value that matched none of a union's options, the deepest issue
  * inside them, when one option got further than the union's own level (an array of blocks
- * with one bad block says which field of which block, not just "string or array").
+ * with one bad block says which field of which block, not just "string or array"). Of two as
+ * deep, a check the value failed (an integer, a length) says more than a type it is not: that
+ * option was the one meant.
  */
 function mostSpecific(issue: v.BaseIssue<unknown>): v.BaseIssue<unknown> {
   if (issue.type !== "union" || !issue.issues) return issue;
   let deepest: v.BaseIssue<unknown> | null = null;
   for (const inner of issue.issues.map(mostSpecific)) {
     // Paths inside the options start at the union's value.
-    if ((inner.path?.length ?? 0) > (deepest?.path?.length ?? 0)) deepest = inner;
+    const depth = inner.path?.length ?? 0;
+    const best = deepest?.path?.length ?? 0;
+    if (depth > best || (depth === best && deepest?.kind === "schema" && inner.kind === "validation")) deepest = inner;
   }
   return deepest ? { ...deepest, path: [...(issue.path ?? []), ...deepest.path!] as typeof issue.path } : issue;
 }
@@ -53,9 +57,14 @@ export function issueError(reported: v.BaseIssue<unknown>): GatewayError {
   return badRequest(path === "" ? issue.message : `Invalid '${path}': ${issue.message}`, param);
 }
 
-/** Validates `input` against `schema`, or throws a 400 naming the first bad field. */
+/**
+ * Validates `input` against `schema`, or throws a 400 naming the first bad field. Validation
+ * stops at that first issue: collecting every one made an issue object (holding its path and
+ * input) per bad item, so a body of a million wrong parts in an array took seconds and
+ * gigabytes to refuse, and a few such bodies at once ended the process.
+ */
 export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
+  const result = v.safeParse(schema, input, { abortEarly: true });
   if (!result.success) throw issueError(result.issues[0]);
   return result.output;
 }
