@@ -73,7 +73,7 @@ export class ChatDispatcher {
     try {
       served = await this.#serve(request, signal, async (adapter, call) => {
         const stream = await adapter.stream(request, call);
-        return { ...stream, parts: await holdUntilAnswer(superviseUpstream(stream.parts, call.idleTimeoutMs), ANSWER_WAIT_MS) };
+        return { ...stream, parts: await holdUntilAnswer(superviseUpstream(stream.parts, call.idleTimeoutMs, call.channel.apiKey), ANSWER_WAIT_MS) };
       });
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });

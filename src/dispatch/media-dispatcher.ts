@@ -91,7 +91,7 @@ export class MediaDispatcher {
     const served = await this.#serve(model, capability, meter, signal, async (adapter, call) => {
       const answer = await run(adapter, call);
       if (!isEvents(answer)) return answer;
-      return { kind: "events" as const, events: await holdUntilAnswer(superviseUpstream(answer.events, call.idleTimeoutMs), Infinity, isEvent) };
+      return { kind: "events" as const, events: await holdUntilAnswer(superviseUpstream(answer.events, call.idleTimeoutMs, call.channel.apiKey), Infinity, isEvent) };
     }, "stream-or-whole");
     // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
     if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value), false);

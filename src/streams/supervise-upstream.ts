@@ -2,6 +2,20 @@ import type { StreamPart } from "../canonical/chat.ts";
 import type { BatchSource } from "./batch-source.ts";
 import { UpstreamError } from "../upstreams/upstream-error.ts";
 import { settleWithin, TIMED_OUT } from "./settle-within.ts";
+import { maskChannelKey, withoutChannelKey } from "../upstreams/mask-channel-key.ts";
+
+/**
+ * A part of a failing batch as the caller may see it: an error's message with the channel's
+ * key masked, whole or in part, and an event relayed as it came (an Anthropic upstream's own
+ * error event) without the key. Only failing batches are looked at: a provider quotes the key
+ * it was sent in its error, and the success path pays nothing.
+ */
+function masked(part: StreamPart, channelKey: string | null): StreamPart {
+  if (part.type === "error") return { ...part, message: maskChannelKey(part.message, channelKey) };
+  if (part.type !== "native") return part;
+  const data = withoutChannelKey(part.event.data, channelKey);
+  return data === part.event.data ? part : { ...part, event: { ...part.event, data }, body: JSON.parse(data) as Record<string, unknown> };
+}
 
 /**
  * Watches an upstream's parts source so a broken stream ends at once and frees its
@@ -11,9 +25,10 @@ import { settleWithin, TIMED_OUT } from "./settle-within.ts";
  * found the upstream at fault; a connection the upstream broke ends the body instead, see
  * readThroughStep), or an error part the decoder produced (a malformed
  * event, an upstream error event, a stream cut short) each end the source after that error,
- * and cancel the upstream read.
+ * and cancel the upstream read. An upstream's error may quote the key it was sent, so the
+ * failing batch reaches the caller with `channelKey` masked (see masked).
  */
-export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: number): BatchSource<StreamPart> {
+export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: number, channelKey: string | null = null): BatchSource<StreamPart> {
   let done = false;
   const stop = (reason: string) => {
     done = true;
@@ -29,7 +44,10 @@ export function superviseUpstream(source: BatchSource<StreamPart>, idleMs: numbe
           return [{ type: "error", message: `the upstream sent nothing for ${idleMs} ms`, timedOut: true }];
         }
         if (batch === null) done = true;
-        else if (batch.some((part) => part.type === "error")) stop("upstream stream failed");
+        else if (batch.some((part) => part.type === "error")) {
+          stop("upstream stream failed");
+          return batch.map((part) => masked(part, channelKey));
+        }
         return batch;
       } catch (error) {
         // A step that found the upstream at fault (an event past the size limit) says how.

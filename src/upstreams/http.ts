@@ -1,6 +1,7 @@
 import type { UpstreamCall } from "./adapter.ts";
 import { abortableBody, readErrorExcerpt } from "./read-body.ts";
 import { UpstreamError } from "./upstream-error.ts";
+import { maskChannelKey } from "./mask-channel-key.ts";
 
 /** What posting upstream needs of a call: its fetch, signal and time limits, and the channel whose key it sends. */
 export type PostLimits = Pick<UpstreamCall, "channel" | "fetch" | "signal" | "now" | "firstByteTimeoutMs" | "idleTimeoutMs" | "onAnswered">;
@@ -14,16 +15,16 @@ interface UpstreamErrorText {
 
 /**
  * The `message` of a provider's JSON error body, or the status line, and its `param`.
- * Providers may quote the key they were sent (OpenAI's 401 does, some servers quote the whole
- * header), and both reach the caller: the channel's key is masked before either is cut short,
- * so no prefix of it survives either.
+ * Providers may quote the key they were sent (OpenAI's 401 does, in part; some servers quote
+ * the whole header), and both reach the caller: the channel's key is masked before either is
+ * cut short, so no prefix of it survives either.
  */
 function errorTextOf(text: string, status: number, channelKey: string | null): UpstreamErrorText {
   try {
     const json = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown };
     const error = json.error;
     const message = typeof error === "string" ? error : (error?.message ?? json.message);
-    const masked = (text: string, most: number) => (channelKey ? text.replaceAll(channelKey, "****") : text).slice(0, most);
+    const masked = (text: string, most: number) => maskChannelKey(text, channelKey).slice(0, most);
     const param = typeof error === "object" && typeof error?.param === "string" && error.param !== "" ? masked(error.param, 200) : undefined;
     if (typeof message === "string" && message !== "") return { message: masked(message, 500), param };
   } catch {
