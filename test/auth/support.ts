@@ -28,7 +28,7 @@ export async function expectError(response: Response, status: number, type: stri
   const anthropicPath = /^\/v1\/messages(\/|$)/.test(path);
   expect(Object.keys(body)).toEqual(anthropicPath ? ["type", "error", "request_id"] : ["error"]);
   if (anthropicPath) expect(body).toMatchObject({ type: "error", request_id: response.headers.get("request-id") });
-  const geminiPath = /\/v1beta\/|\/v1\/models\/.+:/.test(path);
+  const geminiPath = /^\/v1(beta|alpha)\/|^\/v1\/models\/.+:/.test(path);
   // An OpenAI-format path adds the field at fault as OpenAI's `param`, when there is one.
   const openAiPath = !geminiPath && !anthropicPath && !path.startsWith("/v1/admin/");
   const keys = Object.keys(body.error).filter((key) => !(key === "param" && openAiPath && typeof body.error.param === "string" && body.error.param !== ""));
