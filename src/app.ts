@@ -28,7 +28,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   // off, so a request pays nothing for it.
   if (services.config.logRequests) app.use("*", accessLog(services.log, services.now));
   app.use("*", requestId());
-  app.use("*", bodyLimit(services.config.maxBodyBytes, TRANSCRIPTION_PATHS));
+  app.use("*", bodyLimit(services.config.maxBodyBytes, services.config.bodyTimeoutMs, TRANSCRIPTION_PATHS));
   app.route("/", healthRoutes(services));
   app.route("/", modelRoutes(services));
   if (services.config.variant === "A") app.route("/", balanceRoutes(services));

@@ -21,6 +21,7 @@ const ConfigSchema = v.object({
   GATEWAY_DEMO: v.optional(v.picklist(["0", "1"]), "1"),
   GATEWAY_MAX_BODY_BYTES: integerFromEnv(10 * 1024 * 1024, 1024),
   GATEWAY_MAX_UPLOAD_BYTES: integerFromEnv(25 * 1024 * 1024, 1024),
+  GATEWAY_BODY_TIMEOUT_MS: integerFromEnv(120_000, 1),
   GATEWAY_MAX_TOPUP_USD: integerFromEnv(100_000, 1),
   GATEWAY_DRAIN_TIMEOUT_MS: integerFromEnv(10_000, 0),
   GATEWAY_UPSTREAM_TIMEOUT_MS: integerFromEnv(600_000, 1),
@@ -47,6 +48,11 @@ export interface Config {
   maxBodyBytes: number;
   /** Largest audio file accepted by the transcription endpoints (streamed to a temp file). */
   maxUploadBytes: number;
+  /**
+   * How long a client may take to send its request body: a JSON body must have come whole
+   * within it, and an upload may go no longer than it without a byte. Past it, a 408.
+   */
+  bodyTimeoutMs: number;
   /** Largest single top-up accepted, in micro-USD. */
   maxTopupMicros: number;
   drainTimeoutMs: number;
@@ -100,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     demo: e.GATEWAY_DEMO === "1",
     maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
     maxUploadBytes: e.GATEWAY_MAX_UPLOAD_BYTES,
+    bodyTimeoutMs: e.GATEWAY_BODY_TIMEOUT_MS,
     maxTopupMicros: e.GATEWAY_MAX_TOPUP_USD * 1_000_000,
     drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,

@@ -17,3 +17,9 @@ test("GATEWAY_KEPT_RESPONSES_MAX_CHARS is 256 Mi unless set; below 1024, or not 
     expect(() => loadConfig({ GATEWAY_KEPT_RESPONSES_MAX_CHARS: bad })).toThrow("invalid configuration: GATEWAY_KEPT_RESPONSES_MAX_CHARS");
   }
 });
+
+test("GATEWAY_BODY_TIMEOUT_MS is 2 minutes unless set, and at least 1 ms", () => {
+  expect(loadConfig({}).bodyTimeoutMs).toBe(120_000);
+  expect(loadConfig({ GATEWAY_BODY_TIMEOUT_MS: "30000" }).bodyTimeoutMs).toBe(30_000);
+  expect(() => loadConfig({ GATEWAY_BODY_TIMEOUT_MS: "0" })).toThrow("invalid configuration: GATEWAY_BODY_TIMEOUT_MS");
+});

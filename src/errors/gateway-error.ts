@@ -6,6 +6,7 @@ export const ERROR_TYPES = {
   403: "permission_error",
   404: "not_found_error",
   405: "invalid_request_error",
+  408: "request_timeout",
   409: "conflict_error",
   413: "request_too_large",
   429: "rate_limit_error",
@@ -49,4 +50,10 @@ export function errorBody(status: ErrorStatus, message: string) {
 export const badRequest = (message: string, param?: string) => new GatewayError(400, message, {}, param);
 /** A request body that broke off: the client hung up mid-request, which is not the gateway's error. */
 export const bodyCutOff = () => new GatewayError(499, "The client closed the request before its body was complete");
+/**
+ * A request body that did not come in time (GATEWAY_BODY_TIMEOUT_MS): the connection is
+ * closed with the answer, so a client that holds a body back holds nothing of the gateway's.
+ */
+export const bodyTimedOut = (ms: number) =>
+  new GatewayError(408, `The request body did not arrive in time: the gateway waits ${ms} ms for it`, { connection: "close" });
 export const notFound = (message: string) => new GatewayError(404, message);

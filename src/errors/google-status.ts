@@ -14,6 +14,8 @@ const GOOGLE_STATUS: Record<ErrorStatus, string> = {
   403: "PERMISSION_DENIED",
   404: "NOT_FOUND",
   405: "INVALID_ARGUMENT",
+  // The client was too slow to send its body.
+  408: "DEADLINE_EXCEEDED",
   409: "ABORTED",
   413: "INVALID_ARGUMENT",
   429: "RESOURCE_EXHAUSTED",

@@ -1,5 +1,6 @@
 import * as v from "valibot";
-import { badRequest, bodyCutOff, type GatewayError } from "../errors/gateway-error.ts";
+import { badRequest, bodyCutOff, bodyTimedOut, type GatewayError } from "../errors/gateway-error.ts";
+import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
 import { nestsDeeperThan } from "./json-depth.ts";
 
 /**
@@ -69,14 +70,19 @@ export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknow
   return result.output;
 }
 
-/** Reads a request body as a JSON object, or throws a 400 when it is not one. */
-export async function readJsonBody(request: Request): Promise<unknown> {
-  let text: string;
+/**
+ * Reads a request body as a JSON object, or throws a 400 when it is not one, and a 408 when it
+ * has not come whole within `timeoutMs`: one timer for the whole read, since a body of at most
+ * GATEWAY_MAX_BODY_BYTES needs no pause-by-pause watch, and a read loop would cost every request.
+ */
+export async function readJsonBody(request: Request, timeoutMs: number): Promise<unknown> {
+  let text: string | typeof TIMED_OUT;
   try {
-    text = await request.text();
+    text = await settleWithin(request.text(), timeoutMs);
   } catch {
     throw bodyCutOff();
   }
+  if (text === TIMED_OUT) throw bodyTimedOut(timeoutMs);
   if (text.trim() === "") throw badRequest("Request body is empty; a JSON object is expected");
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw badRequest(`Request body has JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let body: unknown;

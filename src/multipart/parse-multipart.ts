@@ -1,5 +1,6 @@
 import { concatBytes } from "../lib/concat-bytes.ts";
-import { bodyCutOff, GatewayError } from "../errors/gateway-error.ts";
+import { bodyCutOff, bodyTimedOut, GatewayError } from "../errors/gateway-error.ts";
+import { settleWithin, TIMED_OUT } from "../streams/settle-within.ts";
 import { DelimiterFinder } from "./find-delimiter.ts";
 import { parseBoundary, parsePartHeaders } from "./part-headers.ts";
 
@@ -33,6 +34,8 @@ export interface MultipartLimits {
   maxFieldsBytes?: number;
   /** Parts of any kind; more is a 413. */
   maxParts: number;
+  /** Longest wait for the body's next bytes; longer is a 408 (GATEWAY_BODY_TIMEOUT_MS). Default: no limit. */
+  maxQuietMs?: number;
 }
 
 const CR = 13;
@@ -51,9 +54,10 @@ const MEGABYTE = 1024 * 1024;
  * Parses a multipart/form-data body (RFC 7578, RFC 2046) as it streams in: fields are
  * handed over as strings, file bytes written to the sink `onFile` returns. A delimiter split
  * across chunks at any byte is found, in time linear in the body. Malformed or truncated
- * bodies are a 400, a limit passed a 413; either way the body is cancelled at once. A body
- * that fails to read is bodyCutOff's 499: the client hung up mid-upload. That is told by the
- * read, not by the request's abort signal: Deno aborts that only once the handler has answered.
+ * bodies are a 400, a limit passed a 413, a body that pauses past `maxQuietMs` a 408; any way
+ * the body is cancelled at once. A body that fails to read is bodyCutOff's 499: the client
+ * hung up mid-upload. That is told by the read, not by the request's abort signal: Deno
+ * aborts that only once the handler has answered.
  */
 export async function parseMultipartStream(
   body: ReadableStream<Uint8Array>,
@@ -66,9 +70,12 @@ export async function parseMultipartStream(
   try {
     parser = new MultipartParser(parseBoundary(contentType), handlers, limits);
     while (!parser.finished) {
-      const { done, value } = await reader.read().catch(() => {
+      const read = reader.read().catch(() => {
         throw bodyCutOff();
       });
+      const result = limits.maxQuietMs === undefined ? await read : await settleWithin(read, limits.maxQuietMs);
+      if (result === TIMED_OUT) throw bodyTimedOut(limits.maxQuietMs!);
+      const { done, value } = result;
       if (done) throw malformed(parser.started ? "the body ended before its closing boundary" : "no boundary line was found");
       await parser.push(value);
     }

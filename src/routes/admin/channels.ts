@@ -53,7 +53,7 @@ export function adminChannelRoutes(services: Services) {
     .get("/channels", (c) => c.json({ channels: services.channels.all.map(view) }))
     .get("/channels/:id", async (c) => c.json(view(channelFromRow(await findChannel(c.req.param("id"))))))
     .post("/channels", async (c) => {
-      const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const now = services.now();
       const row: ChannelRow = {
         id: newId("ch"),
@@ -73,7 +73,7 @@ export function adminChannelRoutes(services: Services) {
       return c.json(channelView(channelFromRow(row)), 201);
     })
     .patch("/channels/:id", async (c) => {
-      const body = parseOrThrow(UpdateChannelSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(UpdateChannelSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const existing = await findChannel(c.req.param("id"));
       // Strictly later than the last edit, even within one millisecond: every instance takes a
       // new updated_at for an edit, which ends the channel's cool-down there.

@@ -35,7 +35,7 @@ export function adminPriceRoutes(services: Services) {
   return new Hono<AppEnv>()
     .get("/prices", (c) => c.json({ prices: services.prices.list().map(priceView) }))
     .post("/prices", async (c) => {
-      const body = parseOrThrow(SetPriceSchema, await readJsonBody(c.req.raw)) as Record<string, unknown> & {
+      const body = parseOrThrow(SetPriceSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)) as Record<string, unknown> & {
         model: string;
         mode: Price["mode"];
         image_prices?: Record<string, number> | null;

@@ -9,7 +9,7 @@ export function adminSettingsRoutes(services: Services) {
   return new Hono<AppEnv>()
     .get("/settings", (c) => c.json(settingsView(services.settings.current)))
     .patch("/settings", async (c) => {
-      const patch = parseOrThrow(SettingsPatchSchema, await readJsonBody(c.req.raw));
+      const patch = parseOrThrow(SettingsPatchSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       await services.changes.commit({ kind: "settings" }, (trx) => services.settings.update(trx, (stored) => applySettingsPatch(stored, patch)));
       return c.json(settingsView(services.settings.current));
     });

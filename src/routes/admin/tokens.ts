@@ -75,7 +75,7 @@ export function adminTokenRoutes(services: Services) {
     })
     .get("/tokens/:id", async (c) => c.json(view(await findToken(c.req.param("id")))))
     .post("/tokens", async (c) => {
-      const body = parseOrThrow(CreateTokenSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(CreateTokenSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();
       if (!user) throw notFound(`No user with id '${body.user_id}'`);
       if (body.expires_at != null && body.expires_at <= services.now()) throw badRequest("Invalid 'expires_at': must be in the future");
@@ -93,7 +93,7 @@ export function adminTokenRoutes(services: Services) {
       return c.json({ ...view(row), key }, 201);
     })
     .patch("/tokens/:id", async (c) => {
-      const body = parseOrThrow(UpdateTokenSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(UpdateTokenSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const existing = await findToken(c.req.param("id"));
       if (existing.status === "revoked") throw new GatewayError(409, "A revoked token cannot be changed");
       const changes: Partial<TokenRow> = {};

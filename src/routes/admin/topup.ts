@@ -18,7 +18,7 @@ export function adminTopUpRoutes(services: Services) {
   });
 
   return new Hono<AppEnv>().post("/topup", async (c) => {
-    const body = parseOrThrow(TopUpSchema, await readJsonBody(c.req.raw));
+    const body = parseOrThrow(TopUpSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
     const key = c.req.header("idempotency-key");
     if (key !== undefined && (key.length === 0 || key.length > 255)) throw badRequest("Idempotency-Key must be 1 to 255 characters");
     const fingerprint = key === undefined ? undefined : hashKey(JSON.stringify([body.user_id, body.amount, body.payment_method]));

@@ -56,7 +56,7 @@ export function adminUserRoutes(services: Services) {
       return c.json({ users: rows.map(userView), total: Number(count.n), page, limit });
     })
     .post("/users", async (c) => {
-      const body = parseOrThrow(CreateUserSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(CreateUserSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const user = await writeTransaction(services.db, async (trx) => {
         await assertEmailFree(trx, body.email);
         return createUser(trx, {
@@ -72,7 +72,7 @@ export function adminUserRoutes(services: Services) {
     })
     .get("/users/:id", async (c) => c.json(userView(await findUser(services.db, c.req.param("id")))))
     .patch("/users/:id", async (c) => {
-      const body = parseOrThrow(UpdateUserSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(UpdateUserSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const id = c.req.param("id");
       const user = await services.changes.commit({ kind: "user", subject: id }, async (trx) => {
         await findUser(trx, id);

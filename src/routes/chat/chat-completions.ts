@@ -14,7 +14,7 @@ import { serveChat } from "./serve-chat.ts";
 /** POST /v1/chat/completions (spec 4.1), plain and streamed. */
 export function chatCompletionsRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/chat/completions", requireApiKey(services, "chat"), async (c) => {
-    const body = parseOrThrow(ChatCompletionRequestSchema, await readJsonBody(c.req.raw));
+    const body = parseOrThrow(ChatCompletionRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
     const request = applyVariantDefaults(convertOpenAiChatRequestToCanonical(body), services.config.variant);
     const includeUsage = body.stream_options?.include_usage === true;
     return serveChat(c, services, request, {

@@ -38,13 +38,13 @@ export function generateContentRoutes(services: Services) {
       return serveGeminiEmbeddings(c, services, model, action === "batchEmbedContents");
     }
     if (colon > 0 && action === "countTokens") {
-      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       return serveTokenCount(c, services, convertGeminiCountRequestToCanonical(body, model), (totalTokens) => ({ totalTokens }));
     }
     if (colon <= 0 || (action !== "generateContent" && action !== "streamGenerateContent")) {
       throw notFound(`Unknown endpoint: POST ${c.req.path}`);
     }
-    const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw));
+    const body = parseOrThrow(GenerateContentRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
     const request = convertGeminiRequestToCanonical(body, model, action === "streamGenerateContent");
     // Only a stream is framed (and only it renders, so the renderers' own default never serves).
     const framing = request.stream ? geminiFramingOf(c.req.query("alt")) : undefined;

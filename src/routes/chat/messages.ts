@@ -25,7 +25,7 @@ function withCallerBeta(c: Context<AppEnv>, request: ChatRequest): ChatRequest {
 export function messagesRoutes(services: Services) {
   return new Hono<AppEnv>()
     .post("/v1/messages", requireApiKey(services, "chat"), async (c) => {
-      const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(MessagesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       return serveChat(c, services, withCallerBeta(c, convertAnthropicRequestToCanonical(body)), {
         renderResponse: convertCanonicalToAnthropicResponse,
         renderStream: renderAnthropicEvents,
@@ -36,7 +36,7 @@ export function messagesRoutes(services: Services) {
       });
     })
     .post("/v1/messages/count_tokens", requireApiKey(services, "chat"), async (c) => {
-      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw));
+      const body = parseOrThrow(CountTokensRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       return serveTokenCount(c, services, withCallerBeta(c, convertAnthropicPromptToCanonical(body)), (inputTokens) => ({ input_tokens: inputTokens }), {
         anthropicNames: true,
       });

@@ -42,13 +42,13 @@ function withKeptState<Body extends Pick<ResponsesRequest, "input" | "previous_r
 export function responsesRoutes(services: Services) {
   return new Hono<AppEnv>()
     .post("/v1/responses/input_tokens", requireApiKey(services, "chat"), async (c) => {
-      const { body, earlier } = withKeptState(c, services, parseOrThrow(InputTokensRequestSchema, await readJsonBody(c.req.raw)));
+      const { body, earlier } = withKeptState(c, services, parseOrThrow(InputTokensRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
       // Counting stores nothing, so it is not told that responses are not stored.
       const request = convertResponsesRequestToCanonical({ ...body, store: false }, earlier);
       return serveTokenCount(c, services, request, (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }));
     })
     .post("/v1/responses", requireApiKey(services, "chat"), async (c) => {
-      const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw)));
+      const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
       const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier), services.config.variant);
       const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request) };
       // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.

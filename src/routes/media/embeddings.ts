@@ -48,7 +48,7 @@ const isTokenIds = (input: readonly unknown[]): input is number[] => typeof inpu
 /** POST /v1/embeddings (spec 4.6). */
 export function embeddingsRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/embeddings", requireApiKey(services, "embeddings"), async (c) => {
-    const raw = await readJsonBody(c.req.raw);
+    const raw = await readJsonBody(c.req.raw, services.config.bodyTimeoutMs);
     const body = parseOrThrow(EmbeddingsRequestSchema, raw);
     const inputs = oneOrMany(body.input);
     // `user` and whatever else OpenAI's API takes that the gateway does not model.

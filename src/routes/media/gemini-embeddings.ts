@@ -55,7 +55,7 @@ function textOf(request: EmbedContent, path: string): string {
  * Gemini API). Every request of a batch is for the model in the URL and of one size.
  */
 export async function serveGeminiEmbeddings(c: Context<AppEnv>, services: Services, model: string, batch: boolean): Promise<Response> {
-  const body = await readJsonBody(c.req.raw);
+  const body = await readJsonBody(c.req.raw, services.config.bodyTimeoutMs);
   const requests = batch ? parseOrThrow(BatchEmbedContentsSchema, body).requests : [parseOrThrow(EmbedContentSchema, body)];
   requests.forEach((request, index) => {
     if (request.model !== undefined && request.model.replace(/^models\//, "") !== model) {

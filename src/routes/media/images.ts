@@ -76,7 +76,7 @@ function completedImagesBilling(n: number, pricing: ImagePricing, usageOf: (coun
 /** POST /v1/images/generations (spec 4.8), priced per image by size and quality, answered whole or as events. */
 export function imagesRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/images/generations", requireApiKey(services, "images"), async (c) => {
-    const raw = await readJsonBody(c.req.raw);
+    const raw = await readJsonBody(c.req.raw, services.config.bodyTimeoutMs);
     const body = parseOrThrow(ImagesRequestSchema, raw);
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "image");
     const pricing = priceImages(model, services.prices.get(model), body.size ?? undefined, body.quality ?? undefined);

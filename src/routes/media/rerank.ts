@@ -28,7 +28,7 @@ const RerankRequestSchema = v.object({
 /** POST /v1/rerank (spec 4.7): documents ordered by relevance to the query, highest first. */
 export function rerankRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/rerank", requireApiKey(services, "rerank"), async (c) => {
-    const body = parseOrThrow(RerankRequestSchema, await readJsonBody(c.req.raw));
+    const body = parseOrThrow(RerankRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
     // A top_n past the documents asks for all of them, as Cohere and Jina read it (LangChain sends 3 whatever the count).
     const topN = Math.min(body.top_n ?? body.documents.length, body.documents.length);
     // Every document is read against the query: the query counts once per document.

@@ -51,7 +51,7 @@ const SpeechRequestSchema = v.object({
  */
 export function speechRoutes(services: Services) {
   return new Hono<AppEnv>().post("/v1/audio/speech", requireApiKey(services, "audio"), async (c) => {
-    const raw = await readJsonBody(c.req.raw);
+    const raw = await readJsonBody(c.req.raw, services.config.bodyTimeoutMs);
     const body = parseOrThrow(SpeechRequestSchema, raw);
     const model = body.model ?? defaultModelFor(services, c.get("principal"), "speech");
     const usage = { inputTokens: 0, outputTokens: 0, characters: characterCount(body.input) };

@@ -46,7 +46,7 @@ async function receive(c: Context<AppEnv>, services: Services): Promise<Received
     throw badRequest("The request must be multipart/form-data with the audio in a 'file' part");
   }
   try {
-    const limits = { maxFileBytes: services.config.maxUploadBytes, ...FIELD_LIMITS };
+    const limits = { maxFileBytes: services.config.maxUploadBytes, maxQuietMs: services.config.bodyTimeoutMs, ...FIELD_LIMITS };
     return await receiveMultipartUpload(c.req.raw.body, contentType, services.createTempUpload, limits);
   } catch (error) {
     if (error instanceof GatewayError) throw error;
