@@ -47,14 +47,16 @@ export function tokenView(token: TokenRow, now: number, lastUsed?: number) {
 }
 
 /**
- * A base URL with its password masked: an upstream behind basic auth takes it in the URL
- * (`https://user:password@host/v1`), and it is as secret as the API key.
+ * A base URL with its credential masked: an upstream behind basic auth takes it in the URL
+ * (`https://user:password@host/v1`), and it is as secret as the API key. A user name alone
+ * is the credential of providers that take a token so (`https://TOKEN@host`), and is masked.
  */
-function withoutPassword(baseUrl: string | null): string | null {
+function withoutCredential(baseUrl: string | null): string | null {
   if (baseUrl === null || !baseUrl.includes("@")) return baseUrl;
   const url = new URL(baseUrl);
-  if (url.password === "") return baseUrl;
-  url.password = "****";
+  if (url.password !== "") url.password = "****";
+  else if (url.username !== "") url.username = "****";
+  else return baseUrl;
   return url.href;
 }
 
@@ -67,7 +69,7 @@ export function channelView(channel: Channel, cooling = false) {
     models: channel.models,
     priority: channel.priority,
     type: channel.type,
-    base_url: withoutPassword(channel.baseUrl),
+    base_url: withoutCredential(channel.baseUrl),
     weight: channel.weight,
     model_map: channel.modelMap,
     api_key: maskSecret(channel.apiKey),

@@ -87,6 +87,16 @@ describe("create", () => {
     expect((await adminText("GET", `/v1/admin/channels/${created.body.id}`)).text).not.toContain(password);
   });
 
+  test("a token in the base_url's user name, with no password, is masked wherever the channel is shown", async () => {
+    const token = "tok-in-the-user-name-secret";
+    const created = await adminText("POST", "/v1/admin/channels", { name: "token user", type: "openai", base_url: `http://${token}@127.0.0.1:9/v1`, models: ["acme-token-user"] });
+    expect(created.status).toBe(201);
+    expect(created.body.base_url).toBe("http://****@127.0.0.1:9/v1");
+    expect(created.text).not.toContain(token);
+    expect((await listChannels()).text).not.toContain(token);
+    expect((await adminText("GET", `/v1/admin/channels/${created.body.id}`)).text).not.toContain(token);
+  });
+
   test("a short secret is not returned in full either", async () => {
     const created = await adminText("POST", "/v1/admin/channels", { name: "short", type: "openai", api_key: SHORT_SECRET, models: ["acme-s"] });
     expect(created.status).toBe(201);
