@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import { lstat, mkdir, mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,35 +13,34 @@ export const DEFAULT_UPLOAD_DIR = join(tmpdir(), "gateway-uploads");
 
 const READ_CHUNK_BYTES = 64 * 1024;
 
-/** Each upload folder as checked, once per process: itself when it is this user's alone, else a private folder made instead. */
-const checkedDirs = new Map<string, Promise<string>>();
+/** The private folder made in place of each upload folder that was not this user's alone. */
+const madeInstead = new Map<string, string>();
 
-/**
- * `dir`, made if missing, when it is a real folder of this user's that no one else may write
- * in. A shared temp folder lets any local user make `gateway-uploads` first; its owner could
- * then swap an upload between its write and its read. In that case a new private folder
- * (mkdtemp, 0700) is used instead.
- */
-function ownedDir(dir: string): Promise<string> {
-  let checked = checkedDirs.get(dir);
-  if (!checked) {
-    checked = (async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const found = await lstat(dir);
-      const uid = process.getuid?.();
-      const owned = found.isDirectory() && (uid === undefined || found.uid === uid) && (found.mode & 0o022) === 0;
-      return owned ? dir : await mkdtemp(`${dir}-`);
-    })();
-    checkedDirs.set(dir, checked);
-    // A failure (no space, no permission) is not remembered: the next upload tries again.
-    checked.catch(() => checkedDirs.delete(dir));
-  }
-  return checked;
+/** Whether a folder is a real one (not a link) of this user's, that no one else may write in. */
+function isPrivateFolder(found: Stats | null): boolean {
+  const uid = process.getuid?.();
+  return found !== null && found.isDirectory() && (uid === undefined || found.uid === uid) && (found.mode & 0o022) === 0;
 }
 
-/** Creates an empty temp file, private to this user (0600) and under a random name, in `dir` (see ownedDir). */
+/**
+ * `dir`, made if missing, when it is this user's alone. A shared temp folder lets any local
+ * user make `gateway-uploads` first; its owner could then swap an upload between its write and
+ * its read. In that case a private folder (mkdtemp, 0700) beside it is used instead. Checked
+ * at each upload, since a temp cleaner may remove either folder while the gateway runs.
+ */
+async function uploadFolder(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (isPrivateFolder(await lstat(dir))) return dir;
+  const made = madeInstead.get(dir);
+  if (made !== undefined && isPrivateFolder(await lstat(made).catch(() => null))) return made;
+  const fresh = await mkdtemp(`${dir}-`);
+  madeInstead.set(dir, fresh);
+  return fresh;
+}
+
+/** Creates an empty temp file, private to this user (0600) and under a random name, in `dir` (see uploadFolder). */
 export async function createTempUpload(dir: string = DEFAULT_UPLOAD_DIR): Promise<TempUpload> {
-  const path = join(await ownedDir(dir), `upload-${randomBase62(24)}`);
+  const path = join(await uploadFolder(dir), `upload-${randomBase62(24)}`);
   // "wx" fails rather than reuse a file that is already there.
   return new TempFileUpload(path, await open(path, "wx", 0o600));
 }

@@ -35,8 +35,19 @@ test("a folder others may write in is passed over for a private one beside it", 
   expect(folder).not.toBe(shared);
   expect(folder.startsWith(`${shared}-`)).toBe(true);
   expect(mode).toBe(0o700);
-  // Checked once: the next upload goes to the same private folder.
+  // The next upload goes to the same private folder, and to a new one if a temp cleaner took it.
   expect((await landing(shared)).folder).toBe(folder);
+  rmSync(folder, { recursive: true });
+  const again = await landing(shared);
+  expect(again.folder).not.toBe(shared);
+  expect(again.mode).toBe(0o700);
+});
+
+test("a folder a temp cleaner removed while the gateway runs is made again", async () => {
+  const dir = join(root, "cleaned");
+  expect((await landing(dir)).folder).toBe(dir);
+  rmSync(dir, { recursive: true });
+  expect(await landing(dir)).toEqual({ folder: dir, mode: 0o700 });
 });
 
 test("a symbolic link in the folder's place is passed over too", async () => {
