@@ -5,14 +5,20 @@ import { GatewayError, type ErrorStatus } from "./gateway-error.ts";
 import { errorBodyFor } from "./error-body-for.ts";
 import { requestIdHeaders } from "../middleware/request-id.ts";
 import { isDatabaseBusy } from "../db/database-busy.ts";
+import { whyDatabaseUnwritable } from "../db/database-unwritable.ts";
+
+/** How long a caller is asked to wait when the database cannot be written: the operator has to act first. */
+const UNWRITABLE_RETRY_AFTER_SECONDS = "30";
 
 /**
  * The one place errors become responses, in the spec's shape. A GatewayError's message is
- * shown as is; a busy database is a 503 to retry; anything else is logged (without request
- * data) and shown as a generic 500.
+ * shown as is; a busy database, or one the machine will not let it write (a full disk, a
+ * read-only file), is a 503 to retry; anything else is logged (without request data) and
+ * shown as a generic 500.
  */
 export function renderError(error: unknown, c: Context, log: Logger): Response {
   let gatewayError: GatewayError;
+  const unwritable = whyDatabaseUnwritable(error);
   if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (error instanceof HTTPException && error.status < 500) {
@@ -24,6 +30,12 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     // written (a hold not taken, a settlement given up), and a later try can succeed.
     log.warn("database busy", { path: c.req.path });
     gatewayError = new GatewayError(503, "The gateway's database is busy; retry shortly", { "retry-after": "1" });
+  } else if (unwritable !== null) {
+    // Nothing was written, as with a busy database, but only the operator can end it: the log
+    // line says what to fix, and callers are told to come back rather than that the gateway broke.
+    const code = (error as { code: string }).code;
+    log.error(`database cannot be written: ${unwritable} (${code})`, { path: c.req.path, code });
+    gatewayError = new GatewayError(503, "The gateway cannot write to its database; retry later", { "retry-after": UNWRITABLE_RETRY_AFTER_SECONDS });
   } else {
     // Name and code only: messages of database errors can quote SQL or values.
     const code = (error as { code?: unknown } | null)?.code;

@@ -6,15 +6,16 @@ import { checkLedger } from "../../src/billing/check-ledger.ts";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
 import { bearer, PRICE_BODY, waitFor } from "./_support.ts";
 import type { ProcessIdentity } from "../../src/billing/instance-registry.ts";
+import type { Logger } from "../../src/lib/logger.ts";
 
 /** Helpers for billing tests against an in-process gateway (test/helpers/gateway.ts). */
 
 /**
- * A strictly priced in-process gateway (with `env`) whose one channel is a loopback OpenAI
- * upstream serving `model` at PRICE_BODY. `close` stops both.
+ * A strictly priced in-process gateway (with `env`, logging to `log`) whose one channel is a
+ * loopback OpenAI upstream serving `model` at PRICE_BODY. `close` stops both.
  */
-export async function startPricedLoopback(model: string, env?: Record<string, string>): Promise<{ gw: TestGateway; upstream: OpenAiUpstream; close(): Promise<void> }> {
-  const gw = await startTestGateway({ strictPricing: true, env });
+export async function startPricedLoopback(model: string, env?: Record<string, string>, log?: Logger): Promise<{ gw: TestGateway; upstream: OpenAiUpstream; close(): Promise<void> }> {
+  const gw = await startTestGateway({ strictPricing: true, env, log });
   const upstream = await startOpenAiUpstream();
   expect((await gw.admin("POST", "/v1/admin/channels", { name: "loopback", type: "openai", base_url: upstream.url, models: [model] })).status).toBe(201);
   expect((await gw.admin("POST", "/v1/admin/prices", { model, ...PRICE_BODY })).status).toBe(200);
