@@ -42,6 +42,8 @@ interface ChannelHealth {
 export class ChannelBreaker {
   #health = new Map<string, ChannelHealth>();
   #lastProbe: Ticket = NOT_A_PROBE;
+  /** The latest time read, to see the wall clock step back. */
+  #lastNow = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly failuresToCool: number,
@@ -53,9 +55,10 @@ export class ChannelBreaker {
   admit(channelId: string): Ticket | null {
     const health = this.#health.get(channelId);
     if (!health) return NOT_A_PROBE;
-    if (this.now() < health.throttledUntil) return null;
+    const now = this.#now();
+    if (now < health.throttledUntil) return null;
     if (health.coolUntil === 0) return NOT_A_PROBE;
-    if (health.probe !== NOT_A_PROBE || this.now() < health.coolUntil) return null;
+    if (health.probe !== NOT_A_PROBE || now < health.coolUntil) return null;
     health.probe = ++this.#lastProbe;
     return health.probe;
   }
@@ -70,7 +73,7 @@ export class ChannelBreaker {
   pauseOf(channelId: string): ChannelPause | null {
     const health = this.#health.get(channelId);
     if (!health) return null;
-    const now = this.now();
+    const now = this.#now();
     if (now < health.throttledUntil) return { reason: "throttled", remainingMs: health.throttledUntil - now };
     if (health.coolUntil !== 0 && (health.probe !== NOT_A_PROBE || now < health.coolUntil)) return { reason: "cooling", remainingMs: Math.max(health.coolUntil - now, 0) };
     return null;
@@ -100,9 +103,9 @@ export class ChannelBreaker {
     if (this.#isProbe(health, ticket)) {
       health.cooldownMs = Math.min(health.cooldownMs * 2, MAX_COOLDOWN_MS);
       health.probe = NOT_A_PROBE;
-      health.coolUntil = this.now() + health.cooldownMs;
+      health.coolUntil = this.#now() + health.cooldownMs;
     } else if (health.coolUntil === 0 && ++health.consecutiveFailures >= this.failuresToCool) {
-      health.coolUntil = this.now() + health.cooldownMs;
+      health.coolUntil = this.#now() + health.cooldownMs;
     }
     this.#health.set(channelId, health);
   }
@@ -114,7 +117,7 @@ export class ChannelBreaker {
   throttled(channelId: string, ticket: Ticket, retryAfterSeconds: number | undefined): void {
     const health = this.#healthOf(channelId);
     const pauseMs = retryAfterSeconds === undefined ? DEFAULT_THROTTLE_MS : Math.min(retryAfterSeconds * 1000, MAX_THROTTLE_MS);
-    health.throttledUntil = Math.max(health.throttledUntil, this.now() + pauseMs);
+    health.throttledUntil = Math.max(health.throttledUntil, this.#now() + pauseMs);
     if (this.#isProbe(health, ticket)) health.probe = NOT_A_PROBE;
     this.#health.set(channelId, health);
   }
@@ -123,6 +126,25 @@ export class ChannelBreaker {
   released(channelId: string, ticket: Ticket): void {
     const health = this.#health.get(channelId);
     if (health && this.#isProbe(health, ticket)) health.probe = NOT_A_PROBE;
+  }
+
+  /**
+   * The time now. Pauses end at wall-clock times: when the clock steps back (an NTP
+   * correction, a VM resumed), each end moves back by as much, so a pause lasts as long as it
+   * was meant to; an hour's step back used to keep a cooling channel out (and, alone, its
+   * model answering 503) for an hour more. A step forward ends pauses early, and a probe decides.
+   */
+  #now(): number {
+    const now = this.now();
+    const back = this.#lastNow - now;
+    this.#lastNow = now;
+    if (back > 0) {
+      for (const health of this.#health.values()) {
+        if (health.coolUntil !== 0) health.coolUntil -= back;
+        health.throttledUntil -= back;
+      }
+    }
+    return now;
   }
 
   #healthOf(channelId: string): ChannelHealth {

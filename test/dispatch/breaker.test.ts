@@ -294,3 +294,29 @@ async function usageStatuses(model: string): Promise<number[]> {
   const listed = await gw.admin("GET", "/v1/admin/usage?limit=200");
   return listed.body.usage.filter((row: { model: string }) => row.model === model).map((row: { status: number }) => row.status);
 }
+
+test("a wall clock stepped back (an NTP correction) lengthens neither a cool-down nor a 429 pause", async () => {
+  const upstream = await startOpenAiUpstream({ status: 502 });
+  try {
+    const id = (await gw.admin("POST", "/v1/admin/channels", { name: "stepped", type: "openai", base_url: upstream.url, models: ["sb"] })).body.id;
+    for (let i = 0; i < 3; i++) expect((await chat("sb")).status).toBe(502);
+    clock -= 3_600_000;
+    const cooling = await chat("sb");
+    expect(cooling.status).toBe(503);
+    expect(cooling.headers.get("retry-after")).toBe("30");
+    upstream.setBehavior({});
+    clock += 30_001;
+    expect((await chat("sb")).headers.get("x-gateway-channel")).toBe(id);
+    expect(await statusOf(id)).toBe("active");
+
+    upstream.setBehavior({ status: 429, headers: { "retry-after": "2" } });
+    expect((await chat("sb")).status).toBe(429);
+    clock -= 3_600_000;
+    expect((await chat("sb")).headers.get("retry-after")).toBe("2");
+    upstream.setBehavior({});
+    clock += 2_001;
+    expect((await chat("sb")).status).toBe(200);
+  } finally {
+    await upstream.close();
+  }
+});
