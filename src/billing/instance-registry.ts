@@ -12,8 +12,14 @@ export interface ProcessIdentity {
   isAlive(pid: number): boolean | null;
 }
 
-/** An instance whose heartbeat is older than this is taken for dead. */
+/** An instance whose heartbeat has not moved for this long is taken for dead. */
 const STALE_AFTER_MS = 15_000;
+
+/** Another instance's heartbeat as last read, and when it was first read so, on this process's own clock. */
+interface Watched {
+  heartbeatAt: number;
+  since: number;
+}
 
 /**
  * Registers this gateway process in the database with a heartbeat, and releases the holds,
@@ -26,6 +32,7 @@ const STALE_AFTER_MS = 15_000;
 export class InstanceRegistry {
   readonly id = newId("inst");
   #peers = 0;
+  readonly #watched = new Map<string, Watched>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -33,6 +40,8 @@ export class InstanceRegistry {
     private readonly now: () => number,
     /** Called when this instance finds that another one took it for dead. */
     private readonly onDeclaredDead: () => void = () => {},
+    /** This process's own clock, which no step of the wall clock moves. */
+    private readonly monotonicNow: () => number = () => performance.now(),
   ) {}
 
   /**
@@ -50,7 +59,7 @@ export class InstanceRegistry {
 
   /** Counts the other live instances again (the change feed saw one register, retire or die). */
   async countPeers(): Promise<void> {
-    const others = await this.db.selectFrom("instances").select(["host", "pid", "heartbeat_at"]).where("id", "!=", this.id).execute();
+    const others = await this.db.selectFrom("instances").select(["id", "host", "pid", "heartbeat_at"]).where("id", "!=", this.id).execute();
     this.#peers = others.filter((instance) => !this.#isDead(instance)).length;
   }
 
@@ -89,6 +98,8 @@ export class InstanceRegistry {
       const known = new Map(instances.map((i) => [i.id, i]));
       const dead = new Set<string>();
       for (const instance of instances) if (this.#isDead(instance)) dead.add(instance.id);
+      // Instances gone from the table (retired, or dropped by another instance) or dropped here are watched no more.
+      for (const id of this.#watched.keys()) if (!known.has(id) || dead.has(id)) this.#watched.delete(id);
       this.#peers = instances.length - dead.size;
       for (const { instance_id } of orphanedBy) if (!known.has(instance_id)) dead.add(instance_id);
       if (dead.size === 0) return 0;
@@ -140,10 +151,23 @@ export class InstanceRegistry {
     await announceInstancesChanged(trx);
   }
 
-  #isDead(instance: { host: string; pid: number; heartbeat_at: number }): boolean {
-    // On this host, a record with our own pid is a predecessor (pids repeat, e.g. pid 1 in a
-    // container), and a pid that is not running is dead now, whatever its heartbeat says.
+  /**
+   * Whether another instance is dead. On this host, a record with our own pid is a predecessor
+   * (pids repeat, e.g. pid 1 in a container), and a pid that is not running is dead now,
+   * whatever its heartbeat says. Else its heartbeat tells: on the first look (a start after a
+   * crash) by its age on the wall clock; after it, by how long it has not moved on this
+   * process's own clock. A wall-clock step (NTP, a VM resumed) ages or rejuvenates every
+   * heartbeat at once: a minute's step forward made instances that were alive take each other
+   * for dead and drop each other's holds and leases.
+   */
+  #isDead(instance: { id: string; host: string; pid: number; heartbeat_at: number }): boolean {
     if (instance.host === this.identity.host && (instance.pid === this.identity.pid || this.identity.isAlive(instance.pid) === false)) return true;
-    return this.now() - instance.heartbeat_at > STALE_AFTER_MS;
+    const watched = this.#watched.get(instance.id);
+    const now = this.monotonicNow();
+    if (watched === undefined || watched.heartbeatAt !== instance.heartbeat_at) {
+      this.#watched.set(instance.id, { heartbeatAt: instance.heartbeat_at, since: now });
+      return watched === undefined && this.now() - instance.heartbeat_at > STALE_AFTER_MS;
+    }
+    return now - watched.since > STALE_AFTER_MS;
   }
 }
