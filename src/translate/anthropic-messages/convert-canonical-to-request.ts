@@ -2,6 +2,7 @@ import type { ChatRequest, ContentPart, ToolDefinition } from "../../canonical/c
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
+import { alternatingTurns } from "../alternating-turns.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
@@ -53,19 +54,11 @@ function toolOf(tool: ToolDefinition): Block {
 
 /**
  * A canonical request as an Anthropic messages body. System messages become `system`; tool
- * messages become user turns of tool_result blocks; consecutive turns of one role merge,
- * since Anthropic expects user and assistant to alternate.
+ * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
   const { system, turns } = systemAndTurns(request.messages, warnings);
-  const messages: AnthropicMessage[] = [];
-  for (const message of turns) {
-    const role = message.role === "assistant" ? "assistant" : "user";
-    const blocks = message.parts.map(blockOf).filter((b) => !(b.type === "text" && b.text === ""));
-    const previous = messages.at(-1);
-    if (previous && previous.role === role) previous.content.push(...blocks);
-    else messages.push({ role, content: blocks });
-  }
+  const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
   const p = request.params;
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
   if (system !== undefined) body.system = system;

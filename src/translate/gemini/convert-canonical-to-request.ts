@@ -2,6 +2,7 @@ import type { ChatRequest, ContentPart, ReasoningRequest } from "../../canonical
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
+import { alternatingTurns } from "../alternating-turns.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 import { jsonObjectOrUndefined } from "../../lib/parse-json.ts";
 
@@ -59,14 +60,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
     }
   };
   const { system, turns } = systemAndTurns(request.messages, warnings);
-  const contents: { role: "user" | "model"; parts: Record<string, unknown>[] }[] = [];
-  for (const message of turns) {
-    const role = message.role === "assistant" ? "model" : "user";
-    const parts = message.parts.map(partOf);
-    const previous = contents.at(-1);
-    if (previous && previous.role === role) previous.parts.push(...parts);
-    else contents.push({ role, parts });
-  }
+  const contents = alternatingTurns(turns, partOf).map(({ role, parts }) => ({ role: role === "assistant" ? "model" : "user", parts }));
   const p = request.params;
   const generationConfig: Record<string, unknown> = {};
   if (p.temperature !== undefined) generationConfig.temperature = p.temperature;
