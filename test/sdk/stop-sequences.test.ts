@@ -77,3 +77,32 @@ test("gemini takes at most 5 stop sequences: the first 5 are sent, and the warni
   expect(world.upstreams.gemini.requests.map((request) => request.body.generationConfig.stopSequences)).toEqual([sequences.slice(0, 5)]);
   expect(response.headers.get("x-gateway-warnings")).toContain("only the first 5 were sent");
 });
+
+test("openai takes at most 4 stop sequences: an anthropic caller's first 4 are sent, and the warnings header says the rest were not", async () => {
+  const sequences = ["one", "two", "three", "four", "five", "six"];
+  const { response } = await world.anthropic.messages.create(ask(MODELS.openai, sequences)).withResponse();
+  expect(world.upstreams.openai.requests.map((request) => request.body.stop)).toEqual([sequences.slice(0, 4)]);
+  expect(response.headers.get("x-gateway-warnings")).toContain("only the first 4 were sent");
+});
+
+describe("anthropic refuses a stop sequence of whitespace alone, which OpenAI and Gemini take", () => {
+  const askOpenAi = (stop: string[]) =>
+    world.openai.chat.completions.create({ model: MODELS.anthropic, messages: [{ role: "user", content: "List three cats" }], stop }).withResponse();
+
+  test("an openai caller's \"\\n\" is not sent, the others are, and the warnings name it", async () => {
+    const { response } = await askOpenAi(["\n", "END"]);
+    expect(world.upstreams.anthropic.requests.map((request) => request.body.stop_sequences)).toEqual([["END"]]);
+    expect(response.headers.get("x-gateway-warnings")).toContain('stop: "\\n" not sent');
+  });
+
+  test("with none left, no stop_sequences at all", async () => {
+    const { response } = await askOpenAi([" ", "\n\n"]);
+    expect(world.upstreams.anthropic.requests.map((request) => "stop_sequences" in request.body)).toEqual([false]);
+    expect(response.headers.get("x-gateway-warnings")).toContain('" ", "\\n\\n" not sent');
+  });
+
+  test("a gemini caller's too", async () => {
+    await world.genai.models.generateContent({ model: MODELS.anthropic, contents: "List three cats", config: { stopSequences: ["\t", "END"] } });
+    expect(world.upstreams.anthropic.requests.map((request) => request.body.stop_sequences)).toEqual([["END"]]);
+  });
+});

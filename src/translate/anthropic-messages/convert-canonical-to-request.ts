@@ -3,6 +3,7 @@ import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
 import { alternatingTurns } from "../alternating-turns.ts";
+import { stopSequencesWithText } from "../stop-sequences.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
@@ -70,7 +71,8 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
   // temperature and top_p together, and Variant A fills both.
   if (p.topP !== undefined && p.topP < 1) body.top_p = p.topP;
   if (p.topK !== undefined) body.top_k = p.topK;
-  if (p.stop !== undefined) body.stop_sequences = p.stop;
+  const stop = p.stop && stopSequencesWithText(p.stop, warnings);
+  if (stop && stop.length > 0) body.stop_sequences = stop;
   if (p.frequencyPenalty !== undefined) warnings.add("frequency_penalty", "not supported by the upstream; ignored");
   if (p.presencePenalty !== undefined) warnings.add("presence_penalty", "not supported by the upstream; ignored");
   if (p.seed !== undefined) warnings.add("seed", "not supported by the upstream; ignored");

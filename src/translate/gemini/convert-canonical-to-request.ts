@@ -3,6 +3,7 @@ import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
 import { alternatingTurns } from "../alternating-turns.ts";
+import { firstStopSequences } from "../stop-sequences.ts";
 import { signatureInCallId } from "./thought-signature-id.ts";
 import { jsonObjectOrUndefined } from "../../lib/parse-json.ts";
 
@@ -67,8 +68,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
   if (p.topP !== undefined) generationConfig.topP = p.topP;
   if (p.topK !== undefined) generationConfig.topK = p.topK;
   if (p.maxTokens !== undefined) generationConfig.maxOutputTokens = p.maxTokens;
-  // Gemini refuses a request with more; the first ones still stop the answer where they match.
-  if (p.stop !== undefined) generationConfig.stopSequences = p.stop.slice(0, GEMINI_MAX_STOP_SEQUENCES);
+  if (p.stop !== undefined) generationConfig.stopSequences = firstStopSequences(p.stop, GEMINI_MAX_STOP_SEQUENCES, warnings);
   if (p.presencePenalty !== undefined) generationConfig.presencePenalty = p.presencePenalty;
   if (p.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = p.frequencyPenalty;
   if (p.seed !== undefined) generationConfig.seed = p.seed;
@@ -95,9 +95,6 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
     };
   }
   if (request.endUser) warnings.add(request.endUser.field, "not passed on: the upstream has no field for an end-user id");
-  if (p.stop && p.stop.length > GEMINI_MAX_STOP_SEQUENCES) {
-    warnings.add("stop", `the upstream takes at most ${GEMINI_MAX_STOP_SEQUENCES} stop sequences; only the first ${GEMINI_MAX_STOP_SEQUENCES} were sent`);
-  }
   if (request.parallelToolCalls === false && request.tools) warnings.add("parallel_tool_calls", "not supported by the upstream; it may call several tools at once");
   for (const tool of request.tools ?? []) {
     if (tool.strict) warnings.add(`strict (tool ${tool.name})`, "not supported by the upstream; the arguments are not held to the tool's schema");

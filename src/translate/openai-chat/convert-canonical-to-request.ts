@@ -3,6 +3,10 @@ import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { everySchema, isObjectType, isSchema, type Schema } from "../json-schema-walk.ts";
 import { effortOf } from "../reasoning.ts";
 import { isOpenAiReasoningModel, tokenLimitField } from "./reasoning-model.ts";
+import { firstStopSequences } from "../stop-sequences.ts";
+
+/** The most stop sequences OpenAI's chat completions take (a 400 past it); Anthropic callers may send more. */
+const OPENAI_MAX_STOP_SEQUENCES = 4;
 
 /** A canonical message as one or more OpenAI messages (each tool result is its own message). */
 function messagesOf(message: ChatMessage): Record<string, unknown>[] {
@@ -67,7 +71,7 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.temperature !== undefined && !withheld("temperature")) body.temperature = p.temperature;
   if (p.topP !== undefined && !withheld("topP")) body.top_p = p.topP;
   if (p.maxTokens !== undefined) body[tokenLimitField(upstreamModel)] = p.maxTokens;
-  if (p.stop !== undefined) body.stop = p.stop;
+  if (p.stop !== undefined) body.stop = firstStopSequences(p.stop, OPENAI_MAX_STOP_SEQUENCES, warnings);
   if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
   if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
   if (p.seed !== undefined) body.seed = p.seed;
