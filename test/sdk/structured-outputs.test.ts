@@ -185,6 +185,25 @@ describe("gemini caller -> anthropic upstream", () => {
   });
 });
 
+describe("gemini caller -> openai upstream: Gemini holds every answer to its schema, so the answer is asked strict", () => {
+  const ask = (config: Record<string, unknown>) =>
+    world.genai.models.generateContent({ model: MODELS.openai, contents: "Where is the Eiffel Tower?", config: { responseMimeType: "application/json", ...config } });
+
+  test("a responseJsonSchema that OpenAI's strict mode takes is sent strict, with no warning", async () => {
+    world.upstreams.openai.setBehavior({ completion: openAiAnswering('{"city":"Paris"}') });
+    const response = await ask({ responseJsonSchema: citySchema });
+    expect(JSON.parse(response.text!)).toEqual({ city: "Paris" });
+    expect(onlyRequest(world, "openai").body.response_format).toEqual({ type: "json_schema", json_schema: { name: "response", schema: citySchema, strict: true } });
+    expect(response.sdkHttpResponse?.headers?.["x-gateway-warnings"]).toBeUndefined();
+  });
+
+  test("a responseSchema, whose objects stay open, is sent as guidance, and x-gateway-warnings says it is not held to the schema", async () => {
+    const response = await ask({ responseSchema: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ["city"] } });
+    expect(onlyRequest(world, "openai").body.response_format.json_schema.strict).toBeUndefined();
+    expect(response.sdkHttpResponse?.headers?.["x-gateway-warnings"]).toContain("strict (response schema): not held to the schema");
+  });
+});
+
 describe("Gemini's OpenAPI-subset schemas as JSON Schema", () => {
   test("nullable becomes a null type (and a null in an enum), propertyOrdering is left out, and a property named like a keyword stays", async () => {
     world.upstreams.anthropic.setBehavior({ message: anthropicAnswering('{"city":null}') });

@@ -140,11 +140,15 @@ function callableDeclarations<T extends { name: string }>(body: GenerateContentR
   return kept.length > 0 ? kept : declarations;
 }
 
-/** JSON output asked for with responseMimeType, held to the schema given in either of Gemini's two schema fields. */
+/**
+ * JSON output asked for with responseMimeType, held to the schema given in either of Gemini's
+ * two schema fields. Gemini always holds the answer to that schema (constrained decoding), so
+ * it is strict: another upstream is asked to hold it too, or says it cannot.
+ */
 function responseFormatOf(config: GenerationConfig): ResponseFormat | undefined {
   if (config.responseMimeType !== "application/json") return undefined;
   const schema = config.responseJsonSchema ?? (config.responseSchema && jsonSchemaOfOpenApi(config.responseSchema));
-  return schema ? { type: "json_schema", schema } : { type: "json" };
+  return schema ? { type: "json_schema", schema, strict: true } : { type: "json" };
 }
 
 type GenerationConfig = NonNullable<GenerateContentRequest["generationConfig"]>;
