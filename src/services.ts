@@ -19,6 +19,7 @@ import { ChannelBreaker } from "./dispatch/channel-breaker.ts";
 import { HoldBatcher } from "./billing/hold-batcher.ts";
 import { LeaseBook } from "./billing/lease-book.ts";
 import { WriteTurn } from "./db/write-turn.ts";
+import { DatabaseWritable } from "./db/database-writable.ts";
 import { RateLimiter } from "./limits/rate-limiter.ts";
 import { RateExchange } from "./limits/rate-exchange.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
@@ -62,6 +63,8 @@ export interface Services extends GatewayDeps {
   /** Charges this instance's rate limits with what other instances sharing the database admitted. */
   rateExchange: RateExchange;
   instance: InstanceRegistry;
+  /** Whether the machine lets the gateway write its database; model requests are refused while not. */
+  writable: DatabaseWritable;
   changes: ChangeFeed;
   /** Recent Responses of the Responses API, in the database, for previous_response_id, item_reference and retrieval. */
   keptResponses: KeptResponses;
@@ -81,9 +84,10 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     keys.clear();
     await Promise.all([settings.load(), channels.load(), prices.load()]);
   };
-  const instance: InstanceRegistry = new InstanceRegistry(deps.db, deps.identity, deps.now, () => leases.forgetAll());
+  const writable = new DatabaseWritable(deps.log);
+  const instance: InstanceRegistry = new InstanceRegistry(deps.db, deps.identity, deps.now, { onDeclaredDead: () => leases.forgetAll(), writable });
   // Holds, settlements and kept Responses queued in one event-loop turn share one commit.
-  const writeTurn = new WriteTurn(deps.db, deps.sql);
+  const writeTurn = new WriteTurn(deps.db, deps.sql, writable);
   const leases = new LeaseBook(() => instance.id, deps.now);
   const rateLimiter = new RateLimiter(deps.now);
   const rateExchange = new RateExchange(deps.db, rateLimiter, instance, deps.now);
@@ -108,6 +112,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     usage: new UsageWriter(writeTurn, lastUsed, leases, deps.log),
     breaker,
     instance,
+    writable,
     holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
     rateLimiter,
     rateExchange,

@@ -2,6 +2,7 @@ import type { SyncSql } from "../db/sync-sql.ts";
 import { TurnBatch, type Journal, type WriteTurn } from "../db/write-turn.ts";
 import type { Logger } from "../lib/logger.ts";
 import { isDatabaseBusy } from "../db/database-busy.ts";
+import { whyDatabaseUnwritable } from "../db/database-unwritable.ts";
 import { DEBIT_BALANCE, INSERT_HOLD, INSERT_LEDGER, SELECT_HEADROOM } from "./billing-sql.ts";
 import { LeaseBook } from "./lease-book.ts";
 
@@ -62,8 +63,10 @@ export class HoldBatcher {
         return;
       }
       const { error } = outcome;
-      // A busy database is an outage of another process's making, answered 503: not this one's fault.
-      this.log[isDatabaseBusy(error) ? "warn" : "error"]("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
+      // A busy database is an outage of another process's making, and one the machine will not
+      // write is logged once by DatabaseWritable; either is answered 503, not this code's fault.
+      const outage = isDatabaseBusy(error) || whyDatabaseUnwritable(error) !== null;
+      this.log[outage ? "warn" : "error"]("hold batch failed", { holds: batch.length, error: error instanceof Error ? error.name : "unknown" });
       for (const pending of batch) pending.reject(error);
     });
   }

@@ -3,6 +3,7 @@ import type { Database } from "../db/schema.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
 import { newId } from "../lib/random-id.ts";
 import { announceInstancesChanged } from "../state/change-feed.ts";
+import type { DatabaseWritable } from "../db/database-writable.ts";
 
 /** What the runtime tells about this process, to recognise crashed siblings on one host. */
 export interface ProcessIdentity {
@@ -10,6 +11,16 @@ export interface ProcessIdentity {
   pid: number;
   /** Whether a process of this host is alive; null when the runtime cannot tell. */
   isAlive(pid: number): boolean | null;
+}
+
+/** What an instance's registry tells, and the clock it times others' heartbeats by. */
+export interface RegistryHooks {
+  /** Called when this instance finds that another one took it for dead. */
+  onDeclaredDead?: () => void;
+  /** Told whether each heartbeat, a write every 5 s, went through. */
+  writable?: DatabaseWritable;
+  /** This process's own clock (default: performance.now). */
+  monotonicNow?: () => number;
 }
 
 /** An instance whose heartbeat has not moved for this long is taken for dead. */
@@ -38,11 +49,13 @@ export class InstanceRegistry {
     private readonly db: Kysely<Database>,
     private readonly identity: ProcessIdentity,
     private readonly now: () => number,
-    /** Called when this instance finds that another one took it for dead. */
-    private readonly onDeclaredDead: () => void = () => {},
-    /** This process's own clock, which no step of the wall clock moves. */
-    private readonly monotonicNow: () => number = () => performance.now(),
+    private readonly hooks: RegistryHooks = {},
   ) {}
+
+  /** This process's own clock, which no step of the wall clock moves. */
+  private monotonicNow(): number {
+    return this.hooks.monotonicNow?.() ?? performance.now();
+  }
 
   /**
    * Whether no other live instance shares the database, as last counted: at start, on every
@@ -69,12 +82,18 @@ export class InstanceRegistry {
    * dropped its leases: it registers again and `onDeclaredDead` forgets them in memory.
    */
   async heartbeat(): Promise<number> {
-    await writeTransaction(this.db, async (trx) => {
-      const updated = await trx.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0) return;
-      this.onDeclaredDead();
-      await this.#insertRecord(trx);
-    });
+    try {
+      await writeTransaction(this.db, async (trx) => {
+        const updated = await trx.updateTable("instances").set({ heartbeat_at: this.now() }).where("id", "=", this.id).executeTakeFirst();
+        if (Number(updated.numUpdatedRows) > 0) return;
+        this.hooks.onDeclaredDead?.();
+        await this.#insertRecord(trx);
+      });
+    } catch (error) {
+      this.hooks.writable?.failed(error);
+      throw error;
+    }
+    this.hooks.writable?.succeeded();
     return this.releaseOrphanedHolds();
   }
 

@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 import { syncWriteTransaction, type SyncSql } from "./sync-sql.ts";
 import { nextTurn } from "../lib/next-turn.ts";
+import type { DatabaseWritable } from "./database-writable.ts";
 
 /**
  * Undo steps for the in-memory side of a write job, run newest first, synchronously, when the
@@ -38,6 +39,8 @@ export class WriteTurn {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sql: SyncSql,
+    /** Told of each write that failed, to refuse requests while the machine refuses writes. */
+    private readonly writable?: DatabaseWritable,
   ) {}
 
   /** Queues `job` for this turn's transaction. */
@@ -91,9 +94,11 @@ export class WriteTurn {
         }
       });
     } catch (error) {
+      this.writable?.failed(error);
       for (const job of jobs) job.done(failed.get(job) ?? error);
       return;
     }
+    for (const error of failed.values()) this.writable?.failed(error);
     for (const job of jobs) job.done(failed.get(job));
   }
 }

@@ -6,9 +6,7 @@ import { errorBodyFor } from "./error-body-for.ts";
 import { requestIdHeaders } from "../middleware/request-id.ts";
 import { isDatabaseBusy } from "../db/database-busy.ts";
 import { whyDatabaseUnwritable } from "../db/database-unwritable.ts";
-
-/** How long a caller is asked to wait when the database cannot be written: the operator has to act first. */
-const UNWRITABLE_RETRY_AFTER_SECONDS = "30";
+import { databaseUnwritableError } from "../db/database-writable.ts";
 
 /**
  * The one place errors become responses, in the spec's shape. A GatewayError's message is
@@ -31,11 +29,12 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     log.warn("database busy", { path: c.req.path });
     gatewayError = new GatewayError(503, "The gateway's database is busy; retry shortly", { "retry-after": "1" });
   } else if (unwritable !== null) {
-    // Nothing was written, as with a busy database, but only the operator can end it: the log
-    // line says what to fix, and callers are told to come back rather than that the gateway broke.
+    // Nothing was written, as with a busy database, but only the operator can end it: callers
+    // are told to come back rather than that the gateway broke. The cause is logged once an
+    // outage by DatabaseWritable, for writes of the write turn; this line is each request's.
     const code = (error as { code: string }).code;
-    log.error(`database cannot be written: ${unwritable} (${code})`, { path: c.req.path, code });
-    gatewayError = new GatewayError(503, "The gateway cannot write to its database; retry later", { "retry-after": UNWRITABLE_RETRY_AFTER_SECONDS });
+    log.warn(`request failed: database cannot be written: ${unwritable} (${code})`, { path: c.req.path, code });
+    gatewayError = databaseUnwritableError();
   } else {
     // Name and code only: messages of database errors can quote SQL or values.
     const code = (error as { code?: unknown } | null)?.code;

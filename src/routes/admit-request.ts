@@ -27,13 +27,15 @@ export interface Admitted {
 
 /**
  * The checks every model endpoint runs before an upstream is called, in this order: the model
- * exists for this key and serves this endpoint (404/400), it has a price (400), the key's rate
- * limits admit it (429), and its maximum cost is held (402). Each refusal leaves nothing behind.
+ * exists for this key and serves this endpoint (404/400), it has a price (400), the database
+ * takes writes, so the request can be billed (503), the key's rate limits admit it (429), and
+ * its maximum cost is held (402). Each refusal leaves nothing behind.
  */
 export async function admitRequest(c: Context<AppEnv>, services: Services, admission: RequestAdmission): Promise<Admitted> {
   const principal = c.get("principal");
   assertModelUsable(services, principal, admission.model, admission.mode);
   const price = priceOrRefuse(services, admission.model);
+  services.writable.assertOpen();
   const { maxUsage } = admission;
   const grant = admitRate(services, principal, maxUsage.inputTokens + maxUsage.outputTokens, admission.anthropicNames);
   const meter = new RequestMeter(

@@ -41,7 +41,7 @@ test("a heartbeat that stops moving for 15 s of a process's own clock is a dead 
   started.push(gw);
   let wall = Date.now();
   let own = 0;
-  const watcher = new InstanceRegistry(gw.database.db, elsewhere(4_400_011), () => wall, () => {}, () => own);
+  const watcher = new InstanceRegistry(gw.database.db, elsewhere(4_400_011), () => wall, { monotonicNow: () => own });
   const quiet = new InstanceRegistry(gw.database.db, elsewhere(4_400_012), () => wall);
   await watcher.register();
   await quiet.register();
