@@ -70,6 +70,19 @@ describe("over a real openai upstream", () => {
     expect([body.temperature, body.top_p]).toEqual([undefined, undefined]);
   });
 
+  test("an Anthropic caller's stop sequences do not reach a reasoning model, which refuses `stop`, and the caller is told", async () => {
+    const response = await world.anthropic.messages
+      .create({ model: REASONING, max_tokens: 100, stop_sequences: ["END"], messages: [{ role: "user", content: "Hello" }] })
+      .withResponse();
+    expect(onlyRequest(world, "openai").body.stop).toBeUndefined();
+    expect(response.response.headers.get("x-gateway-warnings")).toContain("stop: not supported by the upstream model");
+  });
+
+  test("an OpenAI caller's own stop reaches a reasoning model as sent: the model's answer to it is OpenAI's", async () => {
+    await world.openai.chat.completions.create({ model: REASONING, stop: ["END"], messages: [{ role: "user", content: "Hello" }] });
+    expect(onlyRequest(world, "openai").body.stop).toEqual(["END"]);
+  });
+
   test("a caller's own temperature and top_p reach a reasoning model: what the model makes of them is its answer", async () => {
     await world.openai.chat.completions.create({ model: REASONING, temperature: 1, top_p: 0.9, messages: [{ role: "user", content: "Hello" }] });
     const body = onlyRequest(world, "openai").body;

@@ -71,7 +71,9 @@ export function convertCanonicalToOpenAiChatRequest(request: ChatRequest, upstre
   if (p.temperature !== undefined && !withheld("temperature")) body.temperature = p.temperature;
   if (p.topP !== undefined && !withheld("topP")) body.top_p = p.topP;
   if (p.maxTokens !== undefined) body[tokenLimitField(upstreamModel)] = p.maxTokens;
-  if (p.stop !== undefined) body.stop = firstStopSequences(p.stop, OPENAI_MAX_STOP_SEQUENCES, warnings);
+  // OpenAI's reasoning models refuse `stop` (400 "Unsupported parameter"): another format's sequences are not sent to one.
+  if (p.stop !== undefined && isOpenAiReasoningModel(upstreamModel)) warnings.add("stop", "not supported by the upstream model; the answer does not stop there");
+  else if (p.stop !== undefined) body.stop = firstStopSequences(p.stop, OPENAI_MAX_STOP_SEQUENCES, warnings);
   if (p.frequencyPenalty !== undefined) body.frequency_penalty = p.frequencyPenalty;
   if (p.presencePenalty !== undefined) body.presence_penalty = p.presencePenalty;
   if (p.seed !== undefined) body.seed = p.seed;
