@@ -77,7 +77,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   const keys = new KeyCache(deps.db);
   const lastUsed = new LastUsedTracker();
   const settings = new SettingsStore(deps.db);
-  const breaker = new ChannelBreaker(deps.config.breakerFailures, deps.config.breakerCooldownMs, deps.now);
+  const breaker = new ChannelBreaker(deps.config.breakerFailures, deps.config.breakerCooldownMs, deps.now, deps.log);
   const channels = new ChannelRegistry(deps.db, (channelId) => breaker.forget(channelId));
   const prices = new PriceStore(deps.db);
   const reload = async () => {

@@ -1,3 +1,5 @@
+import { silentLogger, type Logger } from "../lib/logger.ts";
+
 /** Longest cooldown after repeated failed probes. */
 const MAX_COOLDOWN_MS = 10 * 60_000;
 /** How long a 429 without Retry-After pauses a channel, and the longest pause a Retry-After may ask for. */
@@ -49,6 +51,8 @@ export class ChannelBreaker {
     private readonly failuresToCool: number,
     private readonly cooldownMs: number,
     private readonly now: () => number,
+    /** Where a channel's cooling and its return are told, so an operator sees a failing upstream. */
+    private readonly log: Logger = silentLogger,
   ) {}
 
   /** A ticket when a request may use the channel now (the probe's, when one is due), else null. */
@@ -81,6 +85,7 @@ export class ChannelBreaker {
 
   /** The channel answered: it is healthy again. */
   succeeded(channelId: string): void {
+    if (this.#health.get(channelId)?.coolUntil) this.log.info("channel back from cooling", { channel_id: channelId });
     this.#health.delete(channelId);
   }
 
@@ -98,14 +103,16 @@ export class ChannelBreaker {
    * refused). A failed probe cools it for twice as long; a request let through before the
    * cool-down began tells nothing new once it is cooling.
    */
-  failed(channelId: string, ticket: Ticket): void {
+  failed(channelId: string, ticket: Ticket, why: string): void {
     const health = this.#healthOf(channelId);
     if (this.#isProbe(health, ticket)) {
       health.cooldownMs = Math.min(health.cooldownMs * 2, MAX_COOLDOWN_MS);
       health.probe = NOT_A_PROBE;
       health.coolUntil = this.#now() + health.cooldownMs;
+      this.log.warn("channel cooling: its probe failed", { channel_id: channelId, cooldown_ms: health.cooldownMs, error: why });
     } else if (health.coolUntil === 0 && ++health.consecutiveFailures >= this.failuresToCool) {
       health.coolUntil = this.#now() + health.cooldownMs;
+      this.log.warn("channel cooling", { channel_id: channelId, failures: health.consecutiveFailures, cooldown_ms: health.cooldownMs, error: why });
     }
     this.#health.set(channelId, health);
   }

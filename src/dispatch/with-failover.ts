@@ -95,7 +95,7 @@ export async function withFailover<T>(
         throw afterAttempts(error.toGatewayError(), attempts);
       }
       if (error.upstreamStatus === 429) breaker.throttled(channel.id, ticket, error.retryAfterSeconds);
-      else breaker.failed(channel.id, ticket);
+      else breaker.failed(channel.id, ticket, error.upstreamStatus === undefined ? error.message : `${error.upstreamStatus}: ${error.message}`);
     }
   }
   // A client that left (in a backoff, or before the first attempt while its hold waited) is

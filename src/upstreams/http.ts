@@ -72,12 +72,13 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     const init: RequestInit & { duplex?: "half" } = { method: "POST", headers, body, signal: attempt.signal, redirect: "manual" };
     if (typeof body !== "string") init.duplex = "half";
     response = await call.fetch(url, init);
-  } catch {
+  } catch (error) {
     if (attempt.signal.aborted) {
       const reason = attempt.signal.reason as { name?: string } | undefined;
       throw new UpstreamError(reason?.name === "TimeoutError" ? "timeout" : "connect", "the upstream did not answer in time");
     }
-    throw new UpstreamError("connect", "could not connect to the upstream");
+    const code = connectErrorCode(error);
+    throw new UpstreamError("connect", `could not connect to the upstream${code ? ` (${code})` : ""}`);
   } finally {
     clearTimeout(timer);
   }
@@ -94,4 +95,15 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
   const text = await readErrorExcerpt(response, call.idleTimeoutMs);
   const { message, param } = errorTextOf(text, response.status, call.channel.apiKey);
   throw new UpstreamError("status", message, response.status, retryAfterOf(response.headers.get("retry-after"), call.now()), param);
+}
+
+/**
+ * The runtime's code for a failed connection (Bun's and Deno's on the error, Node's on its
+ * cause): ECONNREFUSED, ENOTFOUND, a certificate's failure. It tells an operator a wrong host
+ * from a refused port or a TLS mismatch, and names nothing of the channel's.
+ */
+function connectErrorCode(error: unknown): string | undefined {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  const found = code ?? cause?.code;
+  return typeof found === "string" && /^[A-Za-z0-9_]{1,64}$/.test(found) ? found : undefined;
 }

@@ -290,13 +290,16 @@ describe("failover", () => {
     expect(refused.headers.get("x-gateway-attempts")).toBe("1");
   });
 
-  test("connection refused on the only channel -> 502 upstream_error", async () => {
+  test("connection refused on the only channel -> 502 upstream_error, naming the runtime's code for it", async () => {
     const model = freshModel();
     await channel("nowhere", await closedPortUrl(), model);
     const response = await post({ model, messages: [{ role: "user", content: "hi" }] });
     expect(response.status).toBe(502);
-    expectErrorShape(await response.json(), 502, "upstream_error");
+    const body = await response.json();
+    expectErrorShape(body, 502, "upstream_error");
+    expect(body.error.message).toContain("could not connect to the upstream (ECONNREFUSED)");
   });
+
 
   test("402 (the channel's account at the provider is out of credit) fails over and counts against the channel; alone, the gateway's 502", async () => {
     const model = freshModel();

@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { bearer, startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { jsonFixture, startOpenAiUpstream, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
+import { createJsonLogger } from "../../src/lib/logger.ts";
 
 let clock = Date.parse("2026-11-21T10:00:00Z");
 let gw: TestGateway;
 let flaky: OpenAiUpstream;
 let steady: OpenAiUpstream;
 let flakyId: string;
+/** The gateway's log lines: an operator is told when a channel cools and when it is back. */
+const logged: Record<string, unknown>[] = [];
+const breakerLines = () => logged.filter((line) => String(line.message).startsWith("channel "));
 
 beforeAll(async () => {
-  gw = await startTestGateway({ now: () => clock, env: { GATEWAY_BREAKER_FAILURES: "3", GATEWAY_BREAKER_COOLDOWN_MS: "30000" } });
+  const log = createJsonLogger((line) => logged.push(JSON.parse(line)), () => clock);
+  gw = await startTestGateway({ now: () => clock, log, env: { GATEWAY_BREAKER_FAILURES: "3", GATEWAY_BREAKER_COOLDOWN_MS: "30000" } });
   flaky = await startOpenAiUpstream({ status: 503 });
   steady = await startOpenAiUpstream();
   const high = await gw.admin("POST", "/v1/admin/channels", { name: "flaky", type: "openai", base_url: flaky.url, models: ["m"], priority: 10 });
@@ -40,6 +45,9 @@ test("a channel that fails 3 times in a row cools down, is skipped, and comes ba
   }
   expect(flaky.requests.length).toBe(3);
   expect(await flakyStatus()).toBe("cooling");
+  expect(breakerLines()).toEqual([
+    expect.objectContaining({ level: "warn", message: "channel cooling", channel_id: flakyId, failures: 3, cooldown_ms: 30_000, error: expect.stringContaining("503") }),
+  ]);
 
   // While cooling, requests go straight to the other channel.
   const skipped = await chat();
@@ -54,6 +62,7 @@ test("a channel that fails 3 times in a row cools down, is skipped, and comes ba
   expect(probe.headers.get("x-gateway-channel")).toBe(flakyId);
   expect(flaky.requests.length).toBe(4);
   expect(await flakyStatus()).toBe("active");
+  expect(breakerLines().at(-1)).toMatchObject({ level: "info", message: "channel back from cooling", channel_id: flakyId });
 });
 
 test("a failed probe cools the channel again for twice as long; an admin's disabled is never undone", async () => {
@@ -62,6 +71,7 @@ test("a failed probe cools the channel again for twice as long; an admin's disab
   expect(await flakyStatus()).toBe("cooling");
   clock += 30_001;
   await chat(); // the probe fails
+  expect(breakerLines().at(-1)).toMatchObject({ level: "warn", message: "channel cooling: its probe failed", channel_id: flakyId, cooldown_ms: 60_000 });
   const probes = flaky.requests.length;
   clock += 30_001; // not yet: the cooldown doubled to 60 s
   await chat();
