@@ -11,6 +11,7 @@ import { VERSION } from "./version.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 import { checkLedger } from "./billing/check-ledger.ts";
 import { IdleReclaimer, type MemoryRelease } from "./lib/idle-reclaimer.ts";
+import { watchDatabaseFile, type FileIdentity } from "./db/watch-database-file.ts";
 
 /** A listening server as the runtime reports it. */
 export interface RunningServer {
@@ -43,6 +44,8 @@ export interface RuntimeHost {
   memory?: MemoryRelease;
   /** See GatewayDeps.bodyErrorReason; left out, a failed body is errored with its error. */
   bodyErrorReason?(error: unknown): unknown;
+  /** A file's device and inode (null when none is at the path), to see the database file removed or replaced. */
+  fileIdentity?: FileIdentity;
 }
 
 /**
@@ -137,7 +140,11 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
-  const heartbeatTimer = setInterval(() => services.instance.heartbeat().catch(() => {}), 5_000);
+  const checkDatabaseFile = localPath !== null && host.fileIdentity ? watchDatabaseFile(localPath, host.fileIdentity, services.writable) : () => {};
+  const heartbeatTimer = setInterval(() => {
+    checkDatabaseFile();
+    services.instance.heartbeat().catch(() => {});
+  }, 5_000);
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
   const sweepKept = () => void services.keptResponses.sweep().catch(() => {});
   // At once too: what expired while no instance ran would otherwise wait a minute more.

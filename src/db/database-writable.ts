@@ -20,6 +20,8 @@ export function databaseUnwritableError(): GatewayError {
  */
 export class DatabaseWritable {
   #shutBecause: string | null = null;
+  /** Why the database the gateway writes is no longer the one its next start will read, if it is not. */
+  #lostBecause: string | null = null;
 
   constructor(private readonly log: Logger) {}
 
@@ -41,8 +43,19 @@ export class DatabaseWritable {
     this.log.warn("database writable again; model requests are served");
   }
 
-  /** The 503, thrown while the database is shut. */
+  /**
+   * Notes that the database file is no longer the one the gateway opened (removed, or another
+   * put in its place): writes still go through, to a file the next start will not read, so
+   * every usage row and charge from now on would be lost. Only a restart mends it.
+   */
+  lost(why: string): void {
+    if (this.#lostBecause !== null) return;
+    this.#lostBecause = why;
+    this.log.error(`database lost: ${why}; what the gateway writes now would be lost at its next start, so model requests are refused until it is restarted`);
+  }
+
+  /** The 503, thrown while the database is shut or lost. */
   assertOpen(): void {
-    if (this.#shutBecause !== null) throw databaseUnwritableError();
+    if (this.#shutBecause !== null || this.#lostBecause !== null) throw databaseUnwritableError();
   }
 }

@@ -1,5 +1,6 @@
 /** Deno entry: `deno task start`. */
 import { createTempUpload } from "./node-temp-upload.ts";
+import { fileIdentity } from "./file-identity.ts";
 import { main, PRIVATE_DIRECTORY, type RuntimeHost } from "../boot.ts";
 import { v8MemoryRelease } from "./v8-memory-release.ts";
 
@@ -53,8 +54,9 @@ const host: RuntimeHost = {
   },
   exit: (code) => Deno.exit(code),
   write: (line) => console.log(line),
-  // Deno provides Node's fs module, so uploads share the one temp-file implementation.
+  // Deno provides Node's fs module, so uploads and the database file's watch share one implementation.
   createTempUpload: () => createTempUpload(),
+  fileIdentity,
   memory: v8MemoryRelease(glibcMallocTrim()),
   identity: {
     host: Deno.hostname(),

@@ -1,5 +1,6 @@
 /** The process-level half of a RuntimeHost on runtimes with Node's process API (Bun, Node). */
 import { mkdirSync } from "node:fs";
+import { fileIdentity } from "./file-identity.ts";
 import { hostname } from "node:os";
 import { PRIVATE_DIRECTORY, type RuntimeHost } from "../boot.ts";
 import { createTempUpload } from "./node-temp-upload.ts";
@@ -15,6 +16,7 @@ export function nodeProcessHost(): Omit<RuntimeHost, "serve"> {
     exit: (code) => process.exit(code),
     write: (line) => console.log(line),
     createTempUpload: () => createTempUpload(),
+    fileIdentity,
     identity: {
       host: hostname(),
       pid: process.pid,
