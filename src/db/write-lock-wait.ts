@@ -50,13 +50,14 @@ export type BeginFailure = (error: unknown) => unknown;
 export async function withWriteLock<T>(db: Kysely<Database>, transaction: (beginFailed: BeginFailure) => Promise<T>): Promise<T> {
   const totalMs = waitBetweenTurns.get(db);
   if (totalMs === undefined) return transaction((error) => error);
-  const deadline = Date.now() + totalMs;
+  // The process's own clock: a step of the wall clock back must not stretch the wait by as much.
+  const deadline = performance.now() + totalMs;
   for (let pauseMs = 2; ; pauseMs = Math.min(2 * pauseMs, 100)) {
     try {
       return await transaction((error) => (isDatabaseBusy(error) ? new LockedOut(error) : error));
     } catch (error) {
       if (!(error instanceof LockedOut)) throw error;
-      if (Date.now() + pauseMs > deadline) throw error.busy;
+      if (performance.now() + pauseMs > deadline) throw error.busy;
     }
     await sleep(pauseMs);
   }
