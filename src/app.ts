@@ -6,6 +6,7 @@ import { renderError } from "./errors/render-error.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { accessLog } from "./middleware/access-log.ts";
+import { cors } from "./middleware/cors.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { balanceRoutes } from "./routes/balance.ts";
@@ -27,6 +28,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   // Outermost, so its duration and status include every other step; left out entirely when
   // off, so a request pays nothing for it.
   if (services.config.logRequests) app.use("*", accessLog(services.log, services.now));
+  // Before the key is asked for: a browser's preflight carries none.
+  app.use("*", cors(services.config.corsOrigins));
   app.use("*", requestId());
   app.use("*", bodyLimit(services.config.maxBodyBytes, services.config.bodyTimeoutMs, TRANSCRIPTION_PATHS));
   app.route("/", healthRoutes(services));

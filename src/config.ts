@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { CorsOrigins } from "./middleware/cors.ts";
 
 /** Contract variant of spec section 4.1: A fills more chat defaults and serves /v1/balance. */
 export type Variant = "A" | "B";
@@ -34,6 +35,10 @@ const ConfigSchema = v.object({
   GATEWAY_CACHE_POLL_MS: integerFromEnv(1_000, 50),
   GATEWAY_LOG_REQUESTS: v.optional(v.picklist(["0", "1"]), "0"),
   GATEWAY_KEPT_RESPONSES_MAX_CHARS: integerFromEnv(256 * 1024 * 1024, 1024),
+  GATEWAY_CORS_ORIGINS: v.optional(
+    v.pipe(v.string(), v.regex(/^(\*|none|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, "must be *, none, or a comma-separated list of origins (https://app.example.com)")),
+    "*",
+  ),
 });
 
 /** Runtime configuration, read once from the environment at start. */
@@ -82,6 +87,8 @@ export interface Config {
   logRequests: boolean;
   /** The most JSON text of kept Responses, in characters, for every instance on the database together; the oldest go first past it. */
   keptResponsesMaxChars: number;
+  /** Which origins a browser may call the gateway from (CORS). */
+  corsOrigins: CorsOrigins;
 }
 
 /** Parses the environment into a Config; throws a readable message naming the bad variable. */
@@ -119,5 +126,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cachePollMs: e.GATEWAY_CACHE_POLL_MS,
     logRequests: e.GATEWAY_LOG_REQUESTS === "1",
     keptResponsesMaxChars: e.GATEWAY_KEPT_RESPONSES_MAX_CHARS,
+    corsOrigins: corsOriginsOf(e.GATEWAY_CORS_ORIGINS),
   };
+}
+
+/** GATEWAY_CORS_ORIGINS as the CORS middleware takes it. */
+function corsOriginsOf(value: string): CorsOrigins {
+  if (value === "*" || value === "none") return value;
+  return value.split(",").map((origin) => origin.trim());
 }
