@@ -121,3 +121,29 @@ test("a request whose settlement cannot be written gets a 503, not a 500, every 
   expect(books.openHolds).toBe(0);
   await expectShutUntilHeartbeat(account.key);
 });
+
+test("a stream whose usage row cannot be committed ends with the format's error event, a 503, not a cut connection", async () => {
+  const account = await newAccount(gw, 100 * EXACT_COST_MICROS);
+  // Chunks 50 ms apart: the database is made read-only after the first, before the end.
+  loopback.upstream.setBehavior({ chunkDelayMs: 50 });
+  const response = await chat(gw, account.key, { ...exactCostBody(MODEL), stream: true });
+  expect(response.status).toBe(200);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = decoder.decode((await reader.read()).value);
+  readOnly(true);
+  loopback.upstream.setBehavior({});
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    readOnly(false);
+  }
+  const events = text.split("\n\n").filter((event) => event.startsWith("data: ")).map((event) => event.slice("data: ".length));
+  expect(events.at(-1)).not.toBe("[DONE]");
+  expect(JSON.parse(events.at(-1)!).error).toMatchObject({ message: "The gateway could not record this answer, so it does not count; retry later", code: 503 });
+  await gw.services.instance.heartbeat();
+});
