@@ -14,6 +14,8 @@ import { rssMb } from "../helpers/process-memory.ts";
 import { buildNodeBundle, gatewayCommand, RUNTIMES } from "../helpers/runtimes.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "gateway-runtimes-"));
+/** Short, so a held-back body is seen within the test; longer than any pause of the upload test's client. */
+const BODY_TIMEOUT_MS = 1_000;
 
 beforeAll(() => buildNodeBundle());
 afterAll(async () => {
@@ -34,7 +36,7 @@ describe.each(RUNTIMES)("under %s", (runtime) => {
   let gateway: GatewayProcess;
   let key: string;
   beforeAll(async () => {
-    gateway = await spawnGateway(join(dir, runtime), { GATEWAY_LOG_REQUESTS: "1" }, 30_000, gatewayCommand(runtime));
+    gateway = await spawnGateway(join(dir, runtime), { GATEWAY_LOG_REQUESTS: "1", GATEWAY_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) }, 30_000, gatewayCommand(runtime));
     const user = await gateway.admin("POST", "/v1/admin/users", { email: `${runtime}@runtimes.test`, balance: 1 });
     key = (await gateway.admin("POST", "/v1/admin/tokens", { user_id: user.body.id, name: runtime })).body.key;
   }, 30_000);
@@ -58,6 +60,39 @@ describe.each(RUNTIMES)("under %s", (runtime) => {
     expect(await gateway.fetch("/v1/audio/transcriptions", init as RequestInit).catch((error: Error) => error.name)).toBe("AbortError");
     const line = await waitFor("the access log line", () => accessLog(gateway, "/v1/audio/transcriptions")[0], 5_000);
     expect(line.status).toBe(499);
+  }, 10_000);
+
+  test("a browser's preflight is answered before any key, and its answers may be read", async () => {
+    const preflight = await gateway.fetch("/v1/chat/completions", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.test", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toBe("authorization,content-type");
+    const models = await gateway.fetch("/v1/models", { headers: { ...bearer(key), origin: "https://app.example.test" } });
+    expect(models.status).toBe(200);
+    expect(models.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  // Each runtime's server reads a request body its own way; a client that holds it back must not
+  // hold the request open. Deno's server keeps the connection after the 408 (it takes no
+  // `Connection: close` from a handler), until the client closes it; Bun's and Node's close it.
+  test("a JSON body that does not come whole within GATEWAY_BODY_TIMEOUT_MS is a 408, and (but under Deno) the connection is closed", async () => {
+    const closed = Promise.withResolvers<void>();
+    let received = "";
+    const socket = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: gateway.port,
+      socket: { data: (_, data) => void (received += new TextDecoder().decode(data)), close: () => closed.resolve() },
+    });
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"model":`);
+    // Deno's connection stays open: waited for only as long as its 408 takes to come.
+    const wasClosed = await Promise.race([closed.promise.then(() => true), sleep(BODY_TIMEOUT_MS + (runtime === "deno" ? 1_000 : 4_000)).then(() => false)]);
+    socket.end();
+    expect(received.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+    expect(received).toContain('"type":"request_timeout"');
+    expect(wasClosed).toBe(runtime !== "deno");
   }, 10_000);
 
   const released = () => gateway.output().split('"message":"memory released","strength":"collect"').length - 1;
