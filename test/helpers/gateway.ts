@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { WRITE_LOCK_WAIT_MS, waitForWriteLockBetweenTurns } from "../../src/db/write-lock-wait.ts";
 import { bootstrap } from "../../src/bootstrap.ts";
 import { createServices, type Services } from "../../src/services.ts";
 import { createApp } from "../../src/app.ts";
@@ -73,6 +74,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const identity = options.identity ?? { host: "test-host", pid: nextFakePid++, isAlive: () => null };
   // Served by Bun.serve below, so a failed body is errored as the Bun runtime's host does it.
   const db = (options.plugins ?? []).reduce((plugged, plugin) => plugged.withPlugin(plugin), database.db);
+  // A plugged instance is another Kysely: its writes must wait for the lock as the database's do.
+  if (db !== database.db) waitForWriteLockBetweenTurns(db, WRITE_LOCK_WAIT_MS);
   const services = await createServices({ db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
   // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
   await services.changes.commit({ kind: "all" }, (trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());

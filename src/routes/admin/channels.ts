@@ -8,7 +8,8 @@ import { ModelIdSchema, NameSchema, recordOf, withoutControlCharacters } from ".
 import { newId } from "../../lib/random-id.ts";
 import { channelView } from "../../admin/views.ts";
 import { channelFromRow, ChannelTypeSchema, type Channel } from "../../channels/channel.ts";
-import type { ChannelRow } from "../../db/schema.ts";
+import type { Kysely } from "kysely";
+import type { ChannelRow, Database } from "../../db/schema.ts";
 
 /**
  * An upstream's root: the adapters append the API's path to it, so a query or fragment would
@@ -41,8 +42,10 @@ const UpdateChannelSchema = v.partial(v.strictObject({ ...channelFields, type: C
 
 /** GET/POST /v1/admin/channels, GET, PATCH and DELETE one. Secrets are stored, never shown. */
 export function adminChannelRoutes(services: Services) {
-  const findChannel = async (id: string) => {
-    const row = await services.db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirst();
+  // Takes the executor: a write reads the row inside its transaction, so another instance's
+  // edit or delete cannot land between the read and the write.
+  const findChannel = async (db: Kysely<Database>, id: string) => {
+    const row = await db.selectFrom("channels").selectAll().where("id", "=", id).executeTakeFirst();
     if (!row) throw notFound(`No channel with id '${id}'`);
     return row;
   };
@@ -51,7 +54,7 @@ export function adminChannelRoutes(services: Services) {
 
   return new Hono<AppEnv>()
     .get("/channels", (c) => c.json({ channels: services.channels.all.map(view) }))
-    .get("/channels/:id", async (c) => c.json(view(channelFromRow(await findChannel(c.req.param("id"))))))
+    .get("/channels/:id", async (c) => c.json(view(channelFromRow(await findChannel(services.db, c.req.param("id"))))))
     .post("/channels", async (c) => {
       const body = parseOrThrow(CreateChannelSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const now = services.now();
@@ -74,10 +77,8 @@ export function adminChannelRoutes(services: Services) {
     })
     .patch("/channels/:id", async (c) => {
       const body = parseOrThrow(UpdateChannelSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
-      const existing = await findChannel(c.req.param("id"));
-      // Strictly later than the last edit, even within one millisecond: every instance takes a
-      // new updated_at for an edit, which ends the channel's cool-down there.
-      const changes: Partial<ChannelRow> = { updated_at: Math.max(services.now(), existing.updated_at + 1) };
+      const id = c.req.param("id");
+      const changes: Partial<ChannelRow> = {};
       if (body.name !== undefined) changes.name = body.name;
       if (body.type !== undefined) changes.type = body.type;
       if (body.base_url !== undefined) changes.base_url = body.base_url;
@@ -87,12 +88,22 @@ export function adminChannelRoutes(services: Services) {
       if (body.priority !== undefined) changes.priority = body.priority;
       if (body.weight !== undefined) changes.weight = body.weight;
       if (body.status !== undefined) changes.status = body.status;
-      const row = await services.changes.commit({ kind: "channel", subject: existing.id }, (trx) => trx.updateTable("channels").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow());
+      const row = await services.changes.commit({ kind: "channel", subject: id }, async (trx) => {
+        const existing = await findChannel(trx, id);
+        // Strictly later than the last edit, even within one millisecond: every instance takes a
+        // new updated_at for an edit, which ends the channel's cool-down there.
+        const updatedAt = Math.max(services.now(), existing.updated_at + 1);
+        return trx.updateTable("channels").set({ ...changes, updated_at: updatedAt }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+      });
       return c.json(view(channelFromRow(row)));
     })
     .delete("/channels/:id", async (c) => {
-      const existing = await findChannel(c.req.param("id"));
-      await services.changes.commit({ kind: "channel", subject: existing.id }, (trx) => trx.deleteFrom("channels").where("id", "=", existing.id).execute());
+      const id = c.req.param("id");
+      const existing = await services.changes.commit({ kind: "channel", subject: id }, async (trx) => {
+        const row = await findChannel(trx, id);
+        await trx.deleteFrom("channels").where("id", "=", id).execute();
+        return row;
+      });
       return c.json({ ...channelView(channelFromRow(existing)), deleted: true });
     });
 }

@@ -9,7 +9,8 @@ import { PermissionSchema } from "../../auth/permissions.ts";
 import { tokenView } from "../../admin/views.ts";
 import { parsePaging } from "../../admin/paging.ts";
 import { createToken } from "../../accounts/create-token.ts";
-import type { TokenRow } from "../../db/schema.ts";
+import type { Kysely } from "kysely";
+import type { Database, TokenRow } from "../../db/schema.ts";
 import { isRealDate } from "../../lib/time.ts";
 
 const ISO_TIME_MESSAGE = "must be an ISO 8601 time, e.g. 2026-12-31T00:00:00Z";
@@ -52,8 +53,10 @@ const UpdateTokenSchema = v.strictObject({
 /** GET/POST /v1/admin/tokens (paged when asked), GET, PATCH and DELETE (revoke) one. */
 export function adminTokenRoutes(services: Services) {
   const view = (row: TokenRow) => tokenView(row, services.now(), services.lastUsed.latest(row.id));
-  const findToken = async (id: string) => {
-    const row = await services.db.selectFrom("tokens").selectAll().where("id", "=", id).executeTakeFirst();
+  // Takes the executor: a write reads the row inside its transaction, so a revoke by another
+  // instance cannot land between the check and the write (a PATCH re-enabled a revoked key).
+  const findToken = async (db: Kysely<Database>, id: string) => {
+    const row = await db.selectFrom("tokens").selectAll().where("id", "=", id).executeTakeFirst();
     if (!row) throw notFound(`No token with id '${id}'`);
     return row;
   };
@@ -73,7 +76,7 @@ export function adminTokenRoutes(services: Services) {
       const { n } = await query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
       return c.json({ tokens: rows.map(view), total: Number(n), page, limit });
     })
-    .get("/tokens/:id", async (c) => c.json(view(await findToken(c.req.param("id")))))
+    .get("/tokens/:id", async (c) => c.json(view(await findToken(services.db, c.req.param("id")))))
     .post("/tokens", async (c) => {
       const body = parseOrThrow(CreateTokenSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
       const user = await services.db.selectFrom("users").select("id").where("id", "=", body.user_id).executeTakeFirst();
@@ -94,8 +97,7 @@ export function adminTokenRoutes(services: Services) {
     })
     .patch("/tokens/:id", async (c) => {
       const body = parseOrThrow(UpdateTokenSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs));
-      const existing = await findToken(c.req.param("id"));
-      if (existing.status === "revoked") throw new GatewayError(409, "A revoked token cannot be changed");
+      const id = c.req.param("id");
       const changes: Partial<TokenRow> = {};
       if (body.name !== undefined) changes.name = body.name;
       if (body.permissions !== undefined) changes.permissions_json = JSON.stringify(body.permissions);
@@ -104,18 +106,20 @@ export function adminTokenRoutes(services: Services) {
       if (body.models !== undefined) changes.models_json = body.models === null ? null : JSON.stringify(body.models);
       if (body.requests_per_minute !== undefined) changes.requests_per_minute = body.requests_per_minute;
       if (body.tokens_per_minute !== undefined) changes.tokens_per_minute = body.tokens_per_minute;
-      const row = await services.changes.commit({ kind: "token", subject: existing.id }, (trx) =>
-        Object.keys(changes).length === 0
-          ? Promise.resolve(existing)
-          : trx.updateTable("tokens").set(changes).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
-      );
+      const row = await services.changes.commit({ kind: "token", subject: id }, async (trx) => {
+        const existing = await findToken(trx, id);
+        if (existing.status === "revoked") throw new GatewayError(409, "A revoked token cannot be changed");
+        if (Object.keys(changes).length === 0) return existing;
+        return trx.updateTable("tokens").set(changes).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+      });
       return c.json(view(row));
     })
     .delete("/tokens/:id", async (c) => {
-      const existing = await findToken(c.req.param("id"));
-      const row = await services.changes.commit({ kind: "token", subject: existing.id }, (trx) =>
-        trx.updateTable("tokens").set({ status: "revoked" }).where("id", "=", existing.id).returningAll().executeTakeFirstOrThrow(),
-      );
+      const id = c.req.param("id");
+      const row = await services.changes.commit({ kind: "token", subject: id }, async (trx) => {
+        await findToken(trx, id);
+        return trx.updateTable("tokens").set({ status: "revoked" }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+      });
       return c.json(view(row));
     });
 }
