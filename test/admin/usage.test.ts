@@ -185,6 +185,21 @@ describe("filters", () => {
     expect({ status: typed.status, total: typed.body.total }).toEqual({ status: 200, total: encoded.body.total });
   });
 
+  test("a time without a zone is UTC, as every timestamp shown, whatever the host's time zone", async () => {
+    const pivot = all[Math.floor(all.length / 2)];
+    const zoneless = pivot.timestamp.replace("Z", "");
+    const expected = all.filter((u) => Date.parse(u.timestamp) >= Date.parse(pivot.timestamp)).length;
+    const hostZone = process.env.TZ;
+    process.env.TZ = "Asia/Kolkata";
+    try {
+      const { status, body } = await gw.admin("GET", `/v1/admin/usage?start_date=${zoneless}&limit=200`);
+      expect({ status, total: body.total }).toEqual({ status: 200, total: expected });
+    } finally {
+      if (hostZone === undefined) delete process.env.TZ;
+      else process.env.TZ = hostZone;
+    }
+  });
+
   test("a date-only end_date covers its whole day", async () => {
     const day = all[0].timestamp.slice(0, 10);
     const expected = all.filter((u) => u.timestamp.startsWith(day)).length;

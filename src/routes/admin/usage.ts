@@ -13,12 +13,14 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
 /**
  * A query date: ISO 8601 (a date, or a date and time); a date-only end_date covers its whole
  * day. A query string reads a bare '+' as a space, so a zone typed as +05:00 arrives as
- * " 05:00", which nothing else can mean: it is read as the offset it was.
+ * " 05:00", which nothing else can mean: it is read as the offset it was. A time without a
+ * zone is UTC, as every time the listing shows: Date.parse reads it in the host's zone, so
+ * instances in two zones answered one query differently.
  */
 function parseDate(name: string, query: string | undefined, endOfDay: boolean): number | undefined {
   if (query === undefined || query === "") return undefined;
   const text = query.replace(/(T[\d:.]+) (\d{2}:?\d{2})$/, "$1+$2");
-  const ms = ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
+  const ms = ISO_8601.test(text) ? Date.parse(/T[\d:.]+$/.test(text) ? `${text}Z` : text) : Number.NaN;
   if (!Number.isNaN(ms) && !isRealDate(text.slice(0, 10))) throw badRequest(`Invalid '${name}': ${text.slice(0, 10)} is not a calendar date`);
   if (Number.isNaN(ms)) throw badRequest(`Invalid '${name}': must be an ISO 8601 date, e.g. 2026-11-01 or 2026-11-01T12:00:00Z`);
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
