@@ -63,7 +63,14 @@ export function relayNativeEvents(rules: RelayRules): StreamStep<StreamPart, str
 /** Where a format's responses carry usage, and canonical usage in its terms. */
 export interface UsageField {
   name: string;
-  render(usage: Usage): object;
+  /** The counts the format's usage always holds (spec 2.2, 2.3, 2.4). */
+  counts: readonly string[];
+  render(usage: Usage): Record<string, unknown>;
+}
+
+function lacksCount(usage: object, counts: readonly string[]): boolean {
+  for (const name of counts) if ((usage as Record<string, unknown>)[name] == null) return true;
+  return false;
 }
 
 /**
@@ -72,6 +79,22 @@ export interface UsageField {
  */
 export function withBilledUsage(body: Record<string, unknown>, field: UsageField, billed: Usage | null | undefined): Record<string, unknown> {
   return billed == null || body[field.name] != null ? body : { ...body, [field.name]: field.render(billed) };
+}
+
+/**
+ * A whole response's `body` with every count spec 2.2-2.4 lists in its usage: as
+ * withBilledUsage, and each count the upstream left out of its usage taken from the usage
+ * billed (Gemini leaves out a count of 0, as candidatesTokenCount when the whole answer was
+ * thinking; some OpenAI-compatible servers send no total_tokens). The same object when none is missing.
+ */
+export function withEveryUsageCount(body: Record<string, unknown>, field: UsageField, billed: Usage | null | undefined): Record<string, unknown> {
+  const shown = withBilledUsage(body, field, billed);
+  const usage = shown[field.name];
+  if (billed == null || shown !== body || typeof usage !== "object" || usage === null || !lacksCount(usage, field.counts)) return shown;
+  const rendered = field.render(billed);
+  const filled: Record<string, unknown> = { ...usage };
+  for (const name of field.counts) filled[name] ??= rendered[name];
+  return { ...body, [field.name]: filled };
 }
 
 /** The event's data: as it came, or re-serialised when `shown` is a rewritten copy of `body`. */

@@ -8,7 +8,7 @@ import { admitRequest } from "../admit-request.ts";
 import type { AnthropicNames } from "../../limits/rate-limiter.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { renderBatches, type StreamWire } from "../../streams/render-batches.ts";
-import { withBilledUsage, withCallerModel, type UsageField } from "../../translate/relay-native.ts";
+import { withCallerModel, withEveryUsageCount, type UsageField } from "../../translate/relay-native.ts";
 import { hidingReasoning, withoutReasoning } from "../../translate/reasoning.ts";
 
 /**
@@ -80,7 +80,7 @@ export async function serveChat(
     // Rendered before the usage row is queued, so a Response it keeps is committed with the row.
     const served = await services.chat.complete(request, meter, signal, (answer) => {
       body = answer.native
-        ? withBilledUsage(withCallerModel(answer.native, request.model, format.modelField), format.usageField, answer.usage)
+        ? withEveryUsageCount(withCallerModel(answer.native, request.model, format.modelField), format.usageField, answer.usage)
         : format.renderResponse(shown(answer, request), request.model);
     });
     const settling = format.settled?.();

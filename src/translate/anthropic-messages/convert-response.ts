@@ -86,7 +86,7 @@ export function usageToAnthropic(usage: Usage) {
 }
 
 /** Where an Anthropic message (and its stream's message_delta) carries its usage. */
-export const ANTHROPIC_USAGE_FIELD: UsageField = { name: "usage", render: usageToAnthropic };
+export const ANTHROPIC_USAGE_FIELD: UsageField = { name: "usage", counts: ["input_tokens", "output_tokens"], render: usageToAnthropic };
 
 /** An upstream messages response in canonical form; redacted thinking, encrypted, is Anthropic's alone. */
 export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {

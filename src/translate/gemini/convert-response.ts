@@ -80,7 +80,7 @@ export function usageToGemini(usage: Usage) {
 }
 
 /** Where a Gemini response (and each chunk of its stream) carries its usage. */
-export const GEMINI_USAGE_FIELD: UsageField = { name: "usageMetadata", render: usageToGemini };
+export const GEMINI_USAGE_FIELD: UsageField = { name: "usageMetadata", counts: ["promptTokenCount", "candidatesTokenCount", "totalTokenCount"], render: usageToGemini };
 
 type GeminiCandidate = NonNullable<GeminiResponse["candidates"]>[number];
 

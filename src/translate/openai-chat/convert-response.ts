@@ -80,7 +80,7 @@ export function usageToOpenAi(usage: Usage) {
 }
 
 /** Where an OpenAI chat completion carries its usage. */
-export const OPENAI_USAGE_FIELD: UsageField = { name: "usage", render: usageToOpenAi };
+export const OPENAI_USAGE_FIELD: UsageField = { name: "usage", counts: ["prompt_tokens", "completion_tokens", "total_tokens"], render: usageToOpenAi };
 
 /**
  * The finish reason of an OpenAI answer: a refusal comes with finish_reason "stop" and its

@@ -47,7 +47,7 @@ export function usageToResponses(usage: Usage) {
 }
 
 /** Where a Response object carries its usage. */
-export const RESPONSES_USAGE_FIELD: UsageField = { name: "usage", render: usageToResponses };
+export const RESPONSES_USAGE_FIELD: UsageField = { name: "usage", counts: ["input_tokens", "output_tokens", "total_tokens"], render: usageToResponses };
 
 /** Why an answer that ended early is incomplete, or null for one that finished: the status of its Response. */
 export function incompleteReasonOf(finish: FinishReason): "max_output_tokens" | "content_filter" | null {
