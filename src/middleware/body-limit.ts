@@ -23,8 +23,11 @@ export function bodyLimit(maxBytes: number, timeoutMs: number, except: readonly 
   return async function bodyLimit(c, next) {
     if (exempt.has(c.req.path)) return next();
     let handled = false;
+    let timedOut = false;
     let routeStarted: (() => void) | undefined;
     const limited = limit(c, () => {
+      // The rest of a body that came after its 408 was sent: the route must not serve (and bill) it.
+      if (timedOut) throw bodyTimedOut(timeoutMs);
       handled = true;
       routeStarted?.();
       return next();
@@ -35,6 +38,7 @@ export function bodyLimit(maxBytes: number, timeoutMs: number, except: readonly 
         const reading = new Promise<void>((resolve) => (routeStarted = resolve));
         if ((await settleWithin(Promise.race([reading, limited]), timeoutMs)) === TIMED_OUT && !handled) {
           // The read goes on until the connection closes, which the 408 asks for; its end is nobody's concern.
+          timedOut = true;
           limited.catch(() => {});
           throw bodyTimedOut(timeoutMs);
         }

@@ -95,6 +95,26 @@ describe.each(RUNTIMES)("under %s", (runtime) => {
     expect(wasClosed).toBe(runtime !== "deno");
   }, 10_000);
 
+  // Deno keeps the connection after the 408, so the rest of a chunked body can still come: the
+  // route must not then serve, and bill, a request whose caller was told it timed out. Each
+  // runtime drops a body once its answer is sent; the body-limit middleware also refuses to
+  // start the route then, should one not.
+  test("the rest of a chunked body that comes after its 408 is not served", async () => {
+    await gateway.admin("POST", "/v1/admin/channels", { name: "late", type: "mock", models: ["late-model"] });
+    expect((await gateway.admin("POST", "/v1/admin/prices", { model: "late-model", input_per_million: 1, output_per_million: 2 })).status).toBe(200);
+    const usageTotal = async () => (await gateway.admin("GET", "/v1/admin/usage")).body.total as number;
+    const before = await usageTotal();
+    let received = "";
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port: gateway.port, socket: { data: (_, data) => void (received += new TextDecoder().decode(data)) } });
+    const body = JSON.stringify({ model: "late-model", messages: [{ role: "user", content: "Hi" }] });
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n${body.slice(0, 5)}\r\n`);
+    await waitFor("the 408", () => received.includes("408"), BODY_TIMEOUT_MS + 3_000);
+    socket.write(`${(body.length - 5).toString(16)}\r\n${body.slice(5)}\r\n0\r\n\r\n`);
+    await sleep(500);
+    socket.end();
+    expect(await usageTotal()).toBe(before);
+  }, 10_000);
+
   const released = () => gateway.output().split('"message":"memory released","strength":"collect"').length - 1;
 
   // Node and Deno left RuntimeHost.memory out: after a soak their RSS stayed at its peak,
