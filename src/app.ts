@@ -28,8 +28,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   // Outermost, so its duration and status include every other step; left out entirely when
   // off, so a request pays nothing for it.
   if (services.config.logRequests) app.use("*", accessLog(services.log, services.now));
-  // Before the key is asked for: a browser's preflight carries none.
-  app.use("*", cors(services.config.corsOrigins));
+  // Before the key is asked for: a browser's preflight carries none. Left out when no origin is allowed.
+  if (services.config.corsOrigins !== "none") app.use("*", cors(services.config.corsOrigins));
   app.use("*", requestId());
   app.use("*", bodyLimit(services.config.maxBodyBytes, services.config.bodyTimeoutMs, TRANSCRIPTION_PATHS));
   app.route("/", healthRoutes(services));

@@ -36,7 +36,7 @@ const ConfigSchema = v.object({
   GATEWAY_LOG_REQUESTS: v.optional(v.picklist(["0", "1"]), "0"),
   GATEWAY_KEPT_RESPONSES_MAX_CHARS: integerFromEnv(256 * 1024 * 1024, 1024),
   GATEWAY_CORS_ORIGINS: v.optional(
-    v.pipe(v.string(), v.regex(/^(\*|none|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/, "must be *, none, or a comma-separated list of origins (https://app.example.com)")),
+    v.pipe(v.string(), v.regex(/^(\*|none|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)$/i, "must be *, none, or a comma-separated list of origins (https://app.example.com)")),
     "*",
   ),
 });
@@ -133,5 +133,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 /** GATEWAY_CORS_ORIGINS as the CORS middleware takes it. */
 function corsOriginsOf(value: string): CorsOrigins {
   if (value === "*" || value === "none") return value;
-  return value.split(",").map((origin) => origin.trim());
+  // As a browser sends it: scheme and host in lower case, no default port.
+  return value.split(",").map((origin) => new URL(origin.trim()).origin);
 }

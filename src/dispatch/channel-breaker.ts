@@ -85,7 +85,9 @@ export class ChannelBreaker {
 
   /** The channel answered: it is healthy again. */
   succeeded(channelId: string): void {
-    if (this.#health.get(channelId)?.coolUntil) this.log.info("channel back from cooling", { channel_id: channelId });
+    const health = this.#health.get(channelId);
+    if (health === undefined) return;
+    if (health.coolUntil) this.log.info("channel back from cooling", { channel_id: channelId });
     this.#health.delete(channelId);
   }
 

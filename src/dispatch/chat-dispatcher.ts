@@ -107,7 +107,8 @@ export class ChatDispatcher {
         const broken = failure !== undefined || end === "failed" || end === "stalled";
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
         return meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id }).catch((error: unknown) => {
-          unrecorded = true;
+          // Only an answer that ended well is told so; a failure the caller got stays its end.
+          unrecorded = end === "complete" && failure === undefined;
           throw error;
         });
       },

@@ -109,7 +109,8 @@ export class MediaDispatcher {
         served.release();
         // A stream the upstream broke is charged as a failed one, even when the client hung up after its error event.
         return meter.finish({ status: streamEndStatus(end, failure), usage: billing.usage(failure ? "failed" : end), channelId: served.channel.id }).catch((error: unknown) => {
-          unrecorded = true;
+          // Only an answer that ended well is told so; a failure the caller got stays its end.
+          unrecorded = end === "complete" && failure === undefined;
           throw error;
         });
       },

@@ -16,7 +16,6 @@ import { databaseUnwritableError } from "../db/database-writable.ts";
  */
 export function renderError(error: unknown, c: Context, log: Logger): Response {
   let gatewayError: GatewayError;
-  const unwritable = whyDatabaseUnwritable(error);
   if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (error instanceof HTTPException && error.status < 500) {
@@ -28,18 +27,21 @@ export function renderError(error: unknown, c: Context, log: Logger): Response {
     // written (a hold not taken, a settlement given up), and a later try can succeed.
     log.warn("database busy", { path: c.req.path });
     gatewayError = new GatewayError(503, "The gateway's database is busy; retry shortly", { "retry-after": "1" });
-  } else if (unwritable !== null) {
-    // Nothing was written, as with a busy database, but only the operator can end it: callers
-    // are told to come back rather than that the gateway broke. The cause is logged once an
-    // outage by DatabaseWritable, for writes of the write turn; this line is each request's.
-    const code = (error as { code: string }).code;
-    log.warn(`request failed: database cannot be written: ${unwritable} (${code})`, { path: c.req.path, code });
-    gatewayError = databaseUnwritableError();
   } else {
-    // Name and code only: messages of database errors can quote SQL or values.
-    const code = (error as { code?: unknown } | null)?.code;
-    log.error("unhandled error", { path: c.req.path, error: error instanceof Error ? error.name : typeof error, code: typeof code === "string" ? code : undefined });
-    gatewayError = new GatewayError(500, "The gateway failed to handle this request");
+    const unwritable = whyDatabaseUnwritable(error);
+    if (unwritable !== null) {
+      // Nothing was written, as with a busy database, but only the operator can end it: callers
+      // are told to come back rather than that the gateway broke. The cause is logged once an
+      // outage by DatabaseWritable, for writes of the write turn; this line is each request's.
+      const code = (error as { code: string }).code;
+      log.warn(`request failed: database cannot be written: ${unwritable} (${code})`, { path: c.req.path, code });
+      gatewayError = databaseUnwritableError();
+    } else {
+      // Name and code only: messages of database errors can quote SQL or values.
+      const code = (error as { code?: unknown } | null)?.code;
+      log.error("unhandled error", { path: c.req.path, error: error instanceof Error ? error.name : typeof error, code: typeof code === "string" ? code : undefined });
+      gatewayError = new GatewayError(500, "The gateway failed to handle this request");
+    }
   }
   const requestId = c.get("requestId") as string | undefined;
   return new Response(JSON.stringify(errorBodyFor(c.req.path, gatewayError.status, gatewayError.message, { requestId, param: gatewayError.param })), {

@@ -43,20 +43,14 @@ export function cors(origins: CorsOrigins): MiddlewareHandler<AppEnv> {
     }
     await next();
     if (allowOrigin === null) return;
-    // A Response whose headers cannot change (one a fetch made) is copied first.
-    if (!canSetHeaders(c.res)) c.res = new Response(c.res.body, c.res);
-    c.res.headers.set("access-control-allow-origin", allowOrigin);
+    try {
+      c.res.headers.set("access-control-allow-origin", allowOrigin);
+    } catch {
+      // A Response whose headers cannot change (one a fetch made) is copied first.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("access-control-allow-origin", allowOrigin);
+    }
     c.res.headers.set("access-control-expose-headers", "*");
     if (origins !== "*") c.res.headers.append("vary", "Origin");
   };
-}
-
-/** Whether `response`'s headers take changes: a fetch's are immutable. */
-function canSetHeaders(response: Response): boolean {
-  try {
-    response.headers.set("access-control-allow-origin", "");
-    return true;
-  } catch {
-    return false;
-  }
 }

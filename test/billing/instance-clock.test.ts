@@ -13,7 +13,7 @@ import { InstanceRegistry, type ProcessIdentity } from "../../src/billing/instan
 const started: TestGateway[] = [];
 afterAll(async () => {
   for (const gw of started) await gw.close({ keepFiles: true }).catch(() => {});
-  rmSync(started[0]!.dir, { recursive: true, force: true });
+  for (const dir of new Set(started.map((gw) => gw.dir))) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A process elsewhere: its pid says nothing here. */

@@ -58,6 +58,20 @@ test("a removed file, or another put in its place, refuses requests with a 503, 
   }
 });
 
+test("a stat that fails for another reason than a missing file (a folder made unsearchable) is no verdict, and does not throw", () => {
+  const { writable, lines } = watched("unsearchable.db");
+  let failing = false;
+  const identityOf = (path: string) => {
+    if (failing) throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+    return fileIdentity(path);
+  };
+  const check = watchDatabaseFile(join(dir, "unsearchable.db"), identityOf, writable);
+  failing = true;
+  expect(() => check()).not.toThrow();
+  expect(() => writable.assertOpen()).not.toThrow();
+  expect(lines).toEqual([]);
+});
+
 test("a gateway whose database file is removed while it runs answers model requests 503 within a heartbeat", async () => {
   const gateway = await spawnGateway(join(dir, "process"));
   await serveModel(gateway);

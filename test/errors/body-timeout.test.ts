@@ -9,7 +9,8 @@ import { encodeWav } from "../../src/audio/encode-wav.ts";
  * called, no usage row is written, and the gateway closes the connection.
  */
 
-const TIMEOUT_MS = 300;
+// Pauses the served cases make are a sixth of it: wide enough for a loaded machine.
+const TIMEOUT_MS = 600;
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startTestGateway({ env: { GATEWAY_BODY_TIMEOUT_MS: String(TIMEOUT_MS) } });
@@ -74,7 +75,7 @@ for (const [framing, head, pieces] of [
   test(`a JSON body (${framing}) that comes whole within the limit, in pieces, is served`, async () => {
     const answer = await rawExchange([
       { write: headOf("/v1/chat/completions", `${head}Connection: close\r\n`) + pieces[0] },
-      { afterMs: TIMEOUT_MS / 3, write: pieces[1] },
+      { afterMs: TIMEOUT_MS / 6, write: pieces[1] },
     ]);
     expect(answer.status).toBe(200);
     expect(answer.body.object).toBe("chat.completion");
@@ -104,7 +105,7 @@ function uploadSteps(pieces: number, pauseMs: number, stopAfter = pieces): Step[
 }
 
 test("an upload that never pauses past the limit is served, though it takes longer than the limit", async () => {
-  const answer = await rawExchange(uploadSteps(8, TIMEOUT_MS / 3));
+  const answer = await rawExchange(uploadSteps(8, TIMEOUT_MS / 6));
   expect(answer.status).toBe(200);
   expect(typeof answer.body.text).toBe("string");
 });

@@ -84,10 +84,23 @@ describe("with a list of origins", () => {
   });
 });
 
-test("GATEWAY_CORS_ORIGINS: *, none or a list of origins; anything else is refused at start", () => {
+test("with none, a preflight is not answered and no answer carries CORS headers", async () => {
+  const gw = await startTestGateway({ env: { GATEWAY_CORS_ORIGINS: "none" } });
+  try {
+    expect((await preflight(gw, APP)).headers.get("access-control-allow-origin")).toBeNull();
+    const chat = await gw.fetch("/v1/chat/completions", { method: "POST", headers: { ...bearer(gw.demoKey), origin: APP }, body: CHAT });
+    expect(chat.status).toBe(200);
+    expect(chat.headers.get("access-control-allow-origin")).toBeNull();
+  } finally {
+    await gw.close();
+  }
+});
+
+test("GATEWAY_CORS_ORIGINS: *, none or a list of origins, written as a browser sends them; anything else is refused at start", () => {
   expect(loadConfig({}).corsOrigins).toBe("*");
   expect(loadConfig({ GATEWAY_CORS_ORIGINS: "none" }).corsOrigins).toBe("none");
   expect(loadConfig({ GATEWAY_CORS_ORIGINS: "https://a.test,http://localhost:3000" }).corsOrigins).toEqual(["https://a.test", "http://localhost:3000"]);
+  expect(loadConfig({ GATEWAY_CORS_ORIGINS: "HTTPS://App.Example.test:443" }).corsOrigins).toEqual(["https://app.example.test"]);
   for (const bad of ["a.test", "https://a.test/path", "*, https://a.test"]) {
     expect(() => loadConfig({ GATEWAY_CORS_ORIGINS: bad })).toThrow("invalid configuration: GATEWAY_CORS_ORIGINS");
   }
