@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env.ts";
 
-/** Which origins may call the gateway from a browser (GATEWAY_CORS_ORIGINS): any, the listed ones, or none. */
+/** Which origins may call the gateway from a browser (GATEWAY_CORS_ORIGINS): every one, the listed ones, or none. */
 export type CorsOrigins = "*" | "none" | readonly string[];
 
 /** How long a browser may reuse a preflight's answer, in seconds. */
