@@ -2,7 +2,8 @@ import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse,
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
-import { endingInErrorIfUnrecorded, endingWith } from "../streams/batch-source.ts";
+import { endingWith } from "../streams/batch-source.ts";
+import { UnrecordedEnding } from "../streams/unrecorded-ending.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 import type { ChatAdapter, ChatStream, TokenCount, UpstreamCall } from "../upstreams/adapter.ts";
 import type { Served } from "./with-failover.ts";
@@ -12,7 +13,7 @@ import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import type { Channel } from "../channels/channel.ts";
 import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
-import { streamEndStatus, UNRECORDED_ANSWER } from "../translate/stream-failure-status.ts";
+import { streamEndStatus } from "../translate/stream-failure-status.ts";
 
 /**
  * How long a stream is held for the first part of its answer, during which a failure still
@@ -87,8 +88,7 @@ export class ChatDispatcher {
     // Searches the upstream ran, which Anthropic bills whether or not the answer ends.
     let webSearches = 0;
     let failure: StreamFailure | undefined;
-    // The usage row's commit failed at the end: the stream ends with an error event instead.
-    let unrecorded = false;
+    const ending = new UnrecordedEnding();
     const parts = tapBatches(served.value.parts, {
       deadline: { signal: served.deadline, client: signal },
       onItem(part) {
@@ -106,16 +106,11 @@ export class ChatDispatcher {
         // stopped reading is recorded as the gateway's 502, charged for what the upstream produced.
         const broken = failure !== undefined || end === "failed" || end === "stalled";
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
-        return meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id }).catch((error: unknown) => {
-          // Only an answer that ended well is told so; a failure the caller got stays its end.
-          unrecorded = end === "complete" && failure === undefined;
-          throw error;
-        });
+        return ending.noting(meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id }), end === "complete" && !failure);
       },
     });
-    const recorded = endingInErrorIfUnrecorded(parts, () => unrecorded, (): StreamPart[] => [UNRECORDED_ANSWER]);
     // The estimate billed for a stream the upstream reported no usage of ends it, so the caller reads what it paid for.
-    const billed = endingWith(recorded, (): StreamPart[] => (estimated && !failure && !unrecorded ? [{ type: "usage", usage: estimated }] : []));
+    const billed = endingWith(ending.around(parts), (): StreamPart[] => (estimated && !failure && !ending.unrecorded ? [{ type: "usage", usage: estimated }] : []));
     return { ...served, value: { parts: billed, native: served.value.native } };
   }
 

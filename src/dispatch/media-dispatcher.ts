@@ -3,8 +3,8 @@ import type { SpeechResult } from "../canonical/media.ts";
 import type { BillableUsage } from "../billing/compute-cost.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { StreamFailure, StreamPart } from "../canonical/chat.ts";
-import { endingInErrorIfUnrecorded } from "../streams/batch-source.ts";
-import { streamEndStatus, UNRECORDED_ANSWER } from "../translate/stream-failure-status.ts";
+import { UnrecordedEnding } from "../streams/unrecorded-ending.ts";
+import { streamEndStatus } from "../translate/stream-failure-status.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { tapBatches, tapStream, type StreamEnd } from "../streams/tap-stream.ts";
@@ -97,8 +97,7 @@ export class MediaDispatcher {
     // Only a request whose upstream may answer whole gets a whole answer, and its billing says what that costs.
     if (!isEvents(served.value)) return this.#settleWhole({ ...served, value: served.value }, meter, signal, billing.whole!(served.value), false);
     let failure: StreamFailure | undefined;
-    // The usage row's commit failed at the end: the stream ends with an error event instead.
-    let unrecorded = false;
+    const ending = new UnrecordedEnding();
     const events = tapBatches(served.value.events, {
       deadline: { signal: served.deadline, client: signal },
       onItem(part) {
@@ -108,14 +107,10 @@ export class MediaDispatcher {
       onEnd: (end) => {
         served.release();
         // A stream the upstream broke is charged as a failed one, even when the client hung up after its error event.
-        return meter.finish({ status: streamEndStatus(end, failure), usage: billing.usage(failure ? "failed" : end), channelId: served.channel.id }).catch((error: unknown) => {
-          // Only an answer that ended well is told so; a failure the caller got stays its end.
-          unrecorded = end === "complete" && failure === undefined;
-          throw error;
-        });
+        return ending.noting(meter.finish({ status: streamEndStatus(end, failure), usage: billing.usage(failure ? "failed" : end), channelId: served.channel.id }), end === "complete" && !failure);
       },
     });
-    return { ...served, value: { kind: "events", events: endingInErrorIfUnrecorded(events, () => unrecorded, (): StreamPart[] => [UNRECORDED_ANSWER]) } };
+    return { ...served, value: { kind: "events", events: ending.around(events) } };
   }
 
   /**

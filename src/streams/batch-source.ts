@@ -57,29 +57,6 @@ export function endingWith<T>(source: BatchSource<T>, last: () => T[]): BatchSou
   };
 }
 
-/**
- * `source`, whose end may fail to be recorded (its usage row's commit, in the tap's onEnd):
- * when a read fails and `unrecorded()` says that was why, `failed()`'s parts end the stream
- * (the format's error event), so the caller learns its answer did not count, as it would of
- * any failure, instead of a connection cut without a word.
- */
-export function endingInErrorIfUnrecorded<T>(source: BatchSource<T>, unrecorded: () => boolean, failed: () => T[]): BatchSource<T> {
-  let ended = false;
-  return {
-    async read() {
-      if (ended) return null;
-      try {
-        return await source.read();
-      } catch (error) {
-        if (!unrecorded()) throw error;
-        ended = true;
-        return failed();
-      }
-    },
-    cancel: (reason) => source.cancel(reason),
-  };
-}
-
 /** What a read that the upstream broke counts as: the end of the body (see readThroughStep). */
 const CONNECTION_BROKEN = { done: true, value: undefined } as const;
 

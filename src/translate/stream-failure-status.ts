@@ -26,14 +26,3 @@ const STREAM_END_STATUS: Record<StreamEnd, ErrorStatus | 200 | 499> = { complete
 export function streamEndStatus(end: StreamEnd, failure?: StreamFailure): number {
   return failure ? streamFailureStatus(failure) : STREAM_END_STATUS[end];
 }
-
-/**
- * The end of a stream whose usage row could not be committed (a database the machine will not
- * write): its answer does not count, and the caller is told with the format's error event, a
- * 503 to retry, rather than given the end of a response it might take for a success.
- */
-export const UNRECORDED_ANSWER: StreamFailure = {
-  type: "error",
-  message: "The gateway could not record this answer, so it does not count; retry later",
-  status: 503,
-};

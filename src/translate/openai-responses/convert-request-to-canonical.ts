@@ -3,6 +3,7 @@ import type { InputContent, InputItem, ResolvedResponsesRequest } from "./reques
 import { endUserOf, functionToolOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
+import { inputItemsOf } from "./continue-conversation.ts";
 
 /** Why part of a Responses request reaches no upstream, whatever its kind. */
 const NO_PLACE = "the gateway serves responses through chat, which has no place for it";
@@ -67,8 +68,7 @@ function messagesOf(body: ResolvedResponsesRequest, earlier: readonly InputItem[
     appendItems(messages, earlier, (i) => `conversation[${i}]`, lost);
     if (lost.length > 0) notes.push(`previous_response_id: ${lost.length} part(s) of the earlier conversation (reasoning, refusals, image details) left out, as when sent in input`);
   }
-  if (typeof body.input === "string") messages.push({ role: "user", parts: [{ type: "text", text: body.input }] });
-  else appendItems(messages, body.input, (i) => `input[${i}]`, notes);
+  appendItems(messages, inputItemsOf(body.input), (i) => `input[${i}]`, notes);
   return messages;
 }
 
