@@ -8,7 +8,7 @@
  * processes have) share a new database file in a temp folder, and each first serves every
  * bucket once. Before every timed run both admit one request on the `active` share of the
  * buckets and `b` exchanges, so `a`'s exchange writes a row for each of those and reads that
- * many grown rows of `b`'s, among all of b's rows. The default, every account active in every
+ * many rewritten rows of `b`'s, among all of b's rows. The default, every account active in every
  * poll interval, is the worst steady state. Prints, per count, p50 and max of `a`'s exchange
  * over the runs, and p50 and max of the longest stretch the event loop went without a turn
  * while it ran (the exchange runs on the thread that serves requests).
@@ -91,7 +91,7 @@ async function benchBuckets(count: number, runs: number, activeShare: number): P
     const b = await openInstance(path, "inst_bench_b");
     const principals = Array.from({ length: count }, (_, i) => principal(`u${i}`));
     const active = principals.slice(0, Math.round(count * activeShare));
-    // Both read each other's rows once, so every later run charges growth of rows seen before.
+    // Both read each other's rows once, so every later run reads only the rows rewritten since.
     for (const instance of [a, b, a]) {
       admitEach(instance, principals);
       await instance.exchange.run();

@@ -121,10 +121,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     changes: new ChangeFeed(deps.db, {
       reload,
       changed: (changes) => applyChanges({ keys, channels, prices, settings, reloadAll: reload }, changes),
-      instancesChanged: async () => {
-        await instance.countPeers();
-        rateExchange.publishAllNext();
-      },
+      instancesChanged: () => instance.countPeers(),
       afterPoll: () => rateExchange.run(),
     }),
     keptResponses: new KeptResponses(writeTurn, deps.sql, deps.now, deps.log, deps.config.keptResponsesMaxChars),
@@ -134,7 +131,6 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
   // at the first poll. Read after loading, it would be taken as already loaded, and never be.
   await services.changes.init();
   await reload();
-  // Before the clean-up, which drops the rows a retired instance left with its last levels.
   await rateExchange.seed();
   await instance.register();
   await instance.releaseOrphanedHolds();

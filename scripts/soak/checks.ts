@@ -3,7 +3,7 @@ import type { Tally } from "./tally.ts";
 import type { Account } from "./world.ts";
 
 /** Tables whose rows a steady load should not pile up (usage, ledger and idempotency rows grow with requests and top-ups): printed at each sample. */
-export const BOUNDED_TABLES = ["holds", "balance_leases", "instances", "rate_usage"] as const;
+export const BOUNDED_TABLES = ["holds", "balance_leases", "instances", "rate_windows"] as const;
 
 /** Row counts of the bounded tables, e.g. "holds 0, balance_leases 1, ...". */
 export function boundedTableRows(dir: string): string {

@@ -33,9 +33,9 @@ interface Watched {
 }
 
 /**
- * Registers this gateway process in the database with a heartbeat, and releases the holds,
- * balance leases and rate-limit counts of instances that died (killed, crashed), and the
- * rate-limit rows that retired ones left: at start, and on every heartbeat after it. On one
+ * Registers this gateway process in the database with a heartbeat, and releases the holds and
+ * balance leases of instances that died (killed, crashed): at start, and on every heartbeat
+ * after it. On one
  * host a dead process is recognised at once by its pid; elsewhere by its stale heartbeat. It
  * also counts the other live instances, so that work only instances sharing a database need
  * (the rate-limit exchange) costs nothing to one alone.
@@ -98,11 +98,12 @@ export class InstanceRegistry {
   }
 
   /**
-   * Refunds every hold of a dead instance in full, drops its leases and rate-limit counts and
-   * forgets the instance; returns how many holds were refunded. A lease moved no money by
-   * itself: the holds drawn on it reach the ledger only when their request finishes, which a
-   * dead instance's never will. Everything is read inside the write transaction, so an
-   * instance that registers meanwhile is never mistaken for an unknown, dead one.
+   * Refunds every hold of a dead instance in full, drops its leases and forgets the instance;
+   * returns how many holds were refunded. Its rate-limit windows stay, to count for the rest
+   * of their minute (RateExchange). A lease moved no money by itself: the holds drawn on it
+   * reach the ledger only when their request finishes, which a dead instance's never will.
+   * Everything is read inside the write transaction, so an instance that registers meanwhile
+   * is never mistaken for an unknown, dead one.
    */
   async releaseOrphanedHolds(): Promise<number> {
     return writeTransaction(this.db, async (trx) => {
@@ -112,7 +113,6 @@ export class InstanceRegistry {
         .select("instance_id")
         .where("instance_id", "!=", this.id)
         .union(trx.selectFrom("balance_leases").select("instance_id").where("instance_id", "!=", this.id))
-        .union(trx.selectFrom("rate_usage").select("instance_id").where("instance_id", "!=", this.id))
         .execute();
       const known = new Map(instances.map((i) => [i.id, i]));
       const dead = new Set<string>();
@@ -140,7 +140,6 @@ export class InstanceRegistry {
         await trx.deleteFrom("holds").where("id", "=", hold.id).execute();
       }
       await trx.deleteFrom("balance_leases").where("instance_id", "in", [...dead]).execute();
-      await trx.deleteFrom("rate_usage").where("instance_id", "in", [...dead]).execute();
       await trx.deleteFrom("instances").where("id", "in", [...dead]).execute();
       await announceInstancesChanged(trx);
       return holds.length;
@@ -150,9 +149,7 @@ export class InstanceRegistry {
   /**
    * Removes this instance's record at shutdown, after its leases were closed, and tells the
    * others it is gone. What requests still in flight hold (past the drain timeout) stays
-   * reserved until another instance finds the record gone and drops it with the rest. Its
-   * rate-limit rows stay until then too: they hold its buckets' last levels, which the next
-   * instance to start begins from (RateExchange.seed) before its own clean-up drops them.
+   * reserved until another instance finds the record gone and drops it with the rest.
    */
   async retire(): Promise<void> {
     await writeTransaction(this.db, async (trx) => {

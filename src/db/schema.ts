@@ -17,7 +17,7 @@ export interface Database {
   holds: HoldsTable;
   instances: InstancesTable;
   balance_leases: BalanceLeasesTable;
-  rate_usage: RateUsageTable;
+  rate_windows: RateWindowsTable;
   admin_changes: AdminChangesTable;
   usage_days: UsageDaysTable;
   kept_responses: KeptResponsesTable;
@@ -53,21 +53,14 @@ export interface BalanceLeasesTable {
   updated_at: number;
 }
 
-/** One instance's running totals for one rate-limit bucket since the row was made. */
-export interface RateUsageTable {
+/** What one instance admitted from one rate-limit bucket in the last minute (migration 017). */
+export interface RateWindowsTable {
   instance_id: string;
   /** `user:<id>` or `key:<id>`, as the rate limiter names its buckets. */
   bucket: string;
-  requests: number;
-  /** Net of settlement: a reservation settled to actual usage counts the actual. */
-  tokens: number;
-  /** The bucket's limits at the instance that wrote the row; 0: none. */
-  requests_per_minute: number;
-  tokens_per_minute: number;
   updated_at: number;
-  /** The writer's bucket levels at `updated_at` (may be negative: in debt); null: no such limit, or written before they were. */
-  requests_level: number | null;
-  tokens_level: number | null;
+  /** `{"requests":[[slot,n],...],"tokens":[[slot,n],...]}`: amounts by one-second slot (ms / 1000). */
+  windows: string;
 }
 
 export interface InstancesTable {

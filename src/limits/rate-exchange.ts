@@ -1,16 +1,12 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database, RateWindowsTable } from "../db/schema.ts";
 import { writeTransaction } from "../db/write-transaction.ts";
 import { afterTurn } from "../lib/next-turn.ts";
-import { latestOf, PeerReads, type PeerRow } from "./peer-reads.ts";
-import type { PublishedBucket, RateLimiter } from "./rate-limiter.ts";
-import { latestWrites, pruneRateUsage, readChangedPage, readRowsSince, upsertRateUsage, type RowKey } from "./rate-usage-rows.ts";
+import { WINDOW_MS } from "./minute-window.ts";
+import { latestOf, PeerReads } from "./peer-reads.ts";
+import type { PublishedWindows, RateLimiter } from "./rate-limiter.ts";
+import { latestWrites, publishedOf, pruneRateWindows, readChangedPage, readRowsSince, upsertRateWindows, type RowKey } from "./rate-window-rows.ts";
 
-/**
- * A minute refills any bucket not in debt: a row its instance has not added to for this long
- * is pruned, and one older than this tells a starting instance nothing.
- */
-const REFILL_MS = 60_000;
 /**
  * Rows written per transaction, and read per statement: a millisecond or two of work each, with
  * a turn of the event loop between them, so requests are served however many buckets are active.
@@ -26,31 +22,27 @@ export interface ExchangingInstance {
 
 /**
  * Makes rate limits hold across instances sharing a database, and across a restart. Each
- * instance counts in memory what its buckets admit (RateLimiter); every poll of the change
- * feed, off the request path, it adds what it admitted since the last exchange to its rows of
- * rate_usage, with its buckets' levels, reads the other instances' rows that changed since its
- * last read, charges each bucket here with what the others admitted since and lowers it to
- * their levels. So a limit is exceeded by at most what the other instances admit in two poll
- * intervals (one for them to write it, one for this instance to read it).
+ * instance counts in memory what it admits from each bucket over the last minute
+ * (RateLimiter); every poll of the change feed, off the request path, it writes the windows of
+ * the buckets that changed since (its own admissions only, by slot), reads the other
+ * instances' rows that changed since its last read, and counts their windows against its
+ * limits until they age out. So a limit is exceeded by at most what the other instances admit
+ * in two poll intervals (one for them to write it, one for this instance to read it).
  *
  * An exchange runs on the thread that serves requests, so it works in pages of a few hundred
  * rows and lets the event loop turn between them: each page of its write is a transaction of
  * its own, and each page of its read a statement. Each transaction writes its rows at a time of
  * its own, later than the one before, so a reader skips the rows it has read (see PeerReads).
  *
- * An instance alone on its database reads nothing, but still writes what it admitted with
- * those buckets' levels, for whichever gateway starts next, should this one be killed. Its
- * first write with company, its first after a time alone, and its first after another
- * instance started or stopped, also publish the level of every bucket not full, so an
- * instance that has just joined begins from them. At a graceful stop it writes those levels
- * once more (`retire`), and at start it begins from the levels of the last minute (`seed`):
- * a restart, a new instance, or one started after a crash (less what was admitted in the
- * last poll interval) does not start with full buckets.
+ * A row is the whole of its writer's window of a bucket, so an instance that starts reads the
+ * rows of the last minute (`seed`), whoever wrote them: one beside others, or one that follows
+ * an instance that stopped, or died after its last exchange, does not start with empty windows.
+ * An instance alone on its database reads nothing, but still writes, for whichever gateway
+ * starts next; at a graceful stop it writes once more (`retire`). Rows are deleted, by any
+ * instance, once a minute old, when all they held has aged out.
  */
 export class RateExchange {
-  #reads = new PeerReads(REFILL_MS);
-  /** Whether the next write publishes every bucket not full (see the class's comment). */
-  #publishAll = true;
+  #reads = new PeerReads(WINDOW_MS);
   /** The time of this instance's last write transaction. */
   #writtenAt = 0;
   /** The exchange or retirement under way: they take turns, so their writes' times keep their order. */
@@ -63,55 +55,37 @@ export class RateExchange {
     private readonly now: () => number,
   ) {}
 
-  /**
-   * At start, before any request, whether alone or not: lowers each bucket to the lowest level
-   * the rows updated in the last minute hold for it, refilled since, and takes those rows as
-   * seen. Run it before the registry's first clean-up, which drops a retired instance's rows.
-   */
+  /** At start, before any request, whether alone or not: takes the windows of every row of the last minute. */
   async seed(): Promise<void> {
-    const rows = await readRowsSince(this.db, this.now() - REFILL_MS);
+    const rows = await readRowsSince(this.db, this.now() - WINDOW_MS);
     this.#take(rows);
     // One statement, one snapshot: every row up to each instance's latest time was in it.
     this.#reads.readUpTo(latestOf(rows), this.now());
   }
 
   /**
-   * Makes the next write publish every bucket not full: an instance started or stopped. One
-   * that has just started may not have found its predecessor's levels (another instance's
-   * clean-up may have dropped them first), nor this instance's for buckets it was charged
-   * for but never served, which it has no row of.
-   */
-  publishAllNext(): void {
-    this.#publishAll = true;
-  }
-
-  /**
-   * One exchange (only the write when this instance is alone), then the buckets that are
-   * full and idle are let go, at the same cadence.
+   * One exchange (only the write when this instance is alone), then the buckets that hold
+   * nothing are let go, at the same cadence.
    */
   run(): Promise<void> {
     return this.#inTurn(async () => {
       try {
         await this.#exchange();
       } finally {
-        this.limiter.evictFull();
+        this.limiter.evictIdle();
       }
     });
   }
 
-  /**
-   * At a graceful stop: writes what was admitted since the last exchange and the level of
-   * every bucket not full, in one transaction (none when there is nothing), for the instance
-   * that starts next and for the others. The rows go when another instance finds this one gone.
-   */
+  /** At a graceful stop: writes the windows that changed since the last exchange, in one transaction (none when none did). */
   retire(): Promise<void> {
     return this.#inTurn(async () => {
-      const mine = this.limiter.takeAdmitted(true);
+      const mine = this.limiter.takeChanged();
       if (mine.length === 0) return;
       const at = this.#nextWriteAt();
       await writeTransaction(this.db, async (trx) => {
         for (let start = 0; start < mine.length; start += ROWS_PER_TURN) {
-          await upsertRateUsage(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
+          await upsertRateWindows(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
         }
       });
     });
@@ -124,39 +98,36 @@ export class RateExchange {
   }
 
   async #exchange(): Promise<void> {
+    const mine = this.limiter.takeChanged();
     if (this.instance.alone) {
       // Nobody reads the rows meanwhile, but the next gateway to start does (seed): written,
       // they outlive a lone gateway killed without a graceful stop, which would otherwise leave
-      // its successor full buckets. Nothing admitted, nothing written: an idle gateway stays idle.
+      // its successor empty windows. Nothing admitted, nothing written: an idle gateway stays idle.
       this.#reads.clear();
-      this.#publishAll = true;
-      const mine = this.limiter.takeAdmitted();
       if (mine.length > 0) await this.#write(mine);
       return;
     }
-    await this.#write(this.limiter.takeAdmitted(this.#publishAll));
-    this.#publishAll = false;
+    await this.#write(mine);
     await this.#read();
   }
 
   /**
-   * Adds `mine` to this instance's rows, a page per transaction, and in the last prunes those
-   * it has not added to for a minute (with nothing to add, that is the one transaction). What
-   * a failed transaction did not write is counted again. The levels were taken before the
-   * first page, so a later page's, dated a little later, read a little low: never too high.
+   * Writes `mine`, a page per transaction, and in the last deletes the rows a minute old (with
+   * nothing to write, that is the one transaction). What a failed transaction did not write is
+   * marked to be written again.
    */
-  async #write(mine: readonly PublishedBucket[]): Promise<void> {
+  async #write(mine: readonly PublishedWindows[]): Promise<void> {
     for (let start = 0; start === 0 || start < mine.length; start += ROWS_PER_TURN) {
       if (start > 0) await afterTurn();
       const at = this.#nextWriteAt();
       const last = start + ROWS_PER_TURN >= mine.length;
       try {
         await writeTransaction(this.db, async (trx) => {
-          await upsertRateUsage(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
-          if (last) await pruneRateUsage(trx, this.instance.id, at - REFILL_MS);
+          await upsertRateWindows(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
+          if (last) await pruneRateWindows(trx, at - WINDOW_MS);
         });
       } catch (error) {
-        this.limiter.returnAdmitted(mine.slice(start));
+        this.limiter.returnChanged(mine.slice(start));
         throw error;
       }
     }
@@ -186,10 +157,11 @@ export class RateExchange {
     this.#reads.readUpTo(latest, this.now());
   }
 
-  /** Charges what `rows` grew by since read, then lowers to their levels (see PeerReads). */
-  #take(rows: readonly PeerRow[]): void {
-    const { growth, levels } = this.#reads.take(rows, this.now());
-    for (const usage of growth) this.limiter.chargeShared(usage);
-    for (const level of levels) this.limiter.lowerShared(level);
+  /** Counts the windows of `rows` against this instance's limits, each in place of what its writer published before. */
+  #take(rows: readonly RateWindowsTable[]): void {
+    for (const row of rows) {
+      const published = publishedOf(row);
+      if (published) this.limiter.setPeerWindows(row.instance_id, published);
+    }
   }
 }

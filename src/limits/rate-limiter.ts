@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/key-cache.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Settings } from "../settings/settings-schema.ts";
-import { levelAt, TokenBucket } from "./token-bucket.ts";
+import { MinuteWindow, msUntilEmpty, msUntilUsedAtMost, type WindowEntries } from "./minute-window.ts";
 
 /** Requests and tokens per minute; 0 means no limit. */
 export interface Limits {
@@ -32,7 +32,7 @@ export function limitsFor(principal: Principal, settings: Settings): Limits {
  * messages format. Beside OpenAI's x-ratelimit-* names, not in place of them: those are the
  * gateway's own, sent to every caller of every format, so code that reads them works
  * whatever format it speaks, and a client ignores names it does not know. The gateway's one
- * token bucket counts input and output together, as Anthropic's tokens-* trio does; Anthropic's
+ * token limit counts input and output together, as Anthropic's tokens-* trio does; Anthropic's
  * input-tokens-* and output-tokens-* trios are not sent, since no such separate limit exists
  * here and a client would read each as a budget of its own.
  */
@@ -46,78 +46,80 @@ function duration(ms: number): string {
   return `${Math.floor(seconds / 60)}m${Number((seconds % 60).toFixed(3))}s`;
 }
 
-/** What one bucket admitted, for the exchange between instances (see RateExchange), with its limits. */
-export interface BucketUsage extends Limits {
+/**
+ * One bucket's own windows as an instance publishes them for the others (RateExchange): what it
+ * admitted itself in the last minute, by slot, never what it learnt from the others.
+ */
+export interface PublishedWindows {
   /** `user:<id>`, or `key:<id>` for a key with its own limits. */
   bucket: string;
-  requests: number;
+  requests: WindowEntries;
   /** Net of settlement: a reservation settled to actual usage counts the actual. */
-  tokens: number;
+  tokens: WindowEntries;
 }
-
-/** A bucket's levels at `at` as one instance had them, with its limits; null: no such limit. */
-export interface BucketLevels extends Limits {
-  bucket: string;
-  requestsLevel: number | null;
-  tokensLevel: number | null;
-  at: number;
-}
-
-/** What the exchange writes of a bucket: what it admitted since the last take, and its levels now. */
-export type PublishedBucket = BucketUsage & Omit<BucketLevels, "at">;
 
 /** A time as Anthropic's reset headers give it, RFC 3339 in whole seconds of UTC, rounded up so it is never early. */
 function rfc3339(ms: number): string {
   return new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
-/** Whether `level`, held at `at` by a bucket of `capacity`, is still below it at `now` once refilled. */
-function belowCapacity(level: number | null, capacity: number, at: number, now: number): boolean {
-  return level !== null && capacity > 0 && levelAt(level, capacity, at, now) < capacity;
+
+/** What one instance has used of a bucket in the last minute, by limit. */
+interface Windows {
+  requests: MinuteWindow;
+  tokens: MinuteWindow;
 }
 
-interface Buckets {
-  requests: TokenBucket | null;
-  tokens: TokenBucket | null;
-  /**
-   * Admitted here since the exchange last took it (requests, tokens), and the reservations
-   * admitted and not settled yet (unsettled). One object for the life of the bucket's name,
-   * kept when a change of limits makes new buckets, so a request admitted before the change
-   * still settles into it.
-   */
-  admitted: { requests: number; tokens: number; unsettled: number };
+type Kind = keyof Windows;
+
+interface Bucket {
+  /** The limits of the last request admitted; 0 (none) for a bucket known only from other instances. */
+  limits: Limits;
+  /** What this instance admitted. */
+  own: Windows;
+  /** What each other instance admitted, by instance id, as last read from its row. */
+  peers: Map<string, Windows>;
+  /** Whether `own` changed since the exchange last took it. */
+  changed: boolean;
+  /** Reservations admitted and not settled yet: they settle into this bucket, which is held until then. */
+  unsettled: number;
 }
+
+/** The grant of a request that no limit applies to: nothing to count, no headers. */
+const UNLIMITED: RateGrant = { headers: {}, settle: () => {} };
 
 /**
- * Requests-per-minute and tokens-per-minute limits, in memory. Counted per account, except for
- * a key with its own override, which has buckets of its own. A token limit reserves the
- * request's estimate (prompt + max_tokens) and settles to actual usage. Instances sharing a
- * database charge each other's admissions through RateExchange, off the request path: here
- * each admission only adds to its bucket's counts.
+ * Requests-per-minute and tokens-per-minute limits, in memory, over a sliding minute (see
+ * MinuteWindow). Counted per account, except for a key with its own override, which has a
+ * bucket of its own. A token limit reserves the request's estimate (prompt + max_tokens) and
+ * settles to actual usage. Instances sharing a database publish what they admitted, and read
+ * what the others did, through RateExchange, off the request path: a request is checked
+ * against this instance's own windows and the others' as last read.
  */
 export class RateLimiter {
-  #buckets = new Map<string, Buckets>();
+  #buckets = new Map<string, Bucket>();
 
   constructor(private readonly now: () => number) {}
 
   /** Admits a request estimated at `estimatedTokens`, or throws 429 with Retry-After; both with the rate-limit headers. */
   admit(principal: Principal, limits: Limits, estimatedTokens: number, anthropicNames: AnthropicNames = false): RateGrant {
+    if (limits.requestsPerMinute === 0 && limits.tokensPerMinute === 0) return UNLIMITED;
     const now = this.now();
-    const buckets = this.#bucketsOf(principal, limits, now);
-    const tokens = Math.min(estimatedTokens, buckets.tokens?.capacity ?? estimatedTokens);
-    this.#refuseIfWaiting(buckets, tokens, now, anthropicNames);
-    buckets.requests?.tryTake(1, now);
-    buckets.tokens?.tryTake(tokens, now);
-    const { admitted } = buckets;
-    admitted.requests += 1;
-    admitted.tokens += tokens;
-    admitted.unsettled += 1;
+    const bucket = this.#bucketOf(principal, limits);
+    // A reservation above the limit would wait forever: it reserves the whole limit instead.
+    const tokens = limits.tokensPerMinute > 0 ? Math.min(estimatedTokens, limits.tokensPerMinute) : estimatedTokens;
+    this.#refuseIfWaiting(bucket, tokens, now, anthropicNames);
+    bucket.own.requests.add(1, now, now);
+    bucket.own.tokens.add(tokens, now, now);
+    bucket.changed = true;
+    bucket.unsettled += 1;
     return {
-      headers: this.#headers(buckets, now, anthropicNames),
+      headers: this.#headers(bucket, now, anthropicNames),
       settle: (actual) => {
-        buckets.tokens?.adjust(tokens - actual, this.now());
-        admitted.tokens += actual - tokens;
-        admitted.unsettled -= 1;
+        // Into the slot the reservation was counted in, so both age out together.
+        bucket.own.tokens.add(actual - tokens, now, this.now());
+        bucket.changed = true;
+        bucket.unsettled -= 1;
       },
     };
   }
@@ -128,154 +130,143 @@ export class RateLimiter {
    * probe), so a key already at its request limit is refused before that work.
    */
   refuseIfExhausted(principal: Principal, limits: Limits): void {
-    const now = this.now();
-    this.#refuseIfWaiting(this.#bucketsOf(principal, limits, now), 0, now, false);
+    if (limits.requestsPerMinute === 0 && limits.tokensPerMinute === 0) return;
+    this.#refuseIfWaiting(this.#bucketOf(principal, limits), 0, this.now(), false);
   }
 
-  /** A 429 with Retry-After when the buckets cannot give one request and `tokens` now. */
-  #refuseIfWaiting(buckets: Buckets, tokens: number, now: number, anthropicNames: AnthropicNames): void {
-    const waitRequests = buckets.requests?.msUntil(1, now) ?? 0;
-    // A request that reserves no tokens (a token count) does not wait for a bucket in debt.
-    const waitTokens = tokens > 0 ? (buckets.tokens?.msUntil(tokens, now) ?? 0) : 0;
+  /** A 429 with Retry-After when the bucket cannot give one request and `tokens` now. */
+  #refuseIfWaiting(bucket: Bucket, tokens: number, now: number, anthropicNames: AnthropicNames): void {
+    const { requestsPerMinute, tokensPerMinute } = bucket.limits;
+    const waitRequests = requestsPerMinute > 0 ? this.#msUntilUsedAtMost(bucket, "requests", requestsPerMinute - 1, now) : 0;
+    // A request that reserves no tokens (a token count) does not wait for tokens used past the limit.
+    const waitTokens = tokens > 0 && tokensPerMinute > 0 ? this.#msUntilUsedAtMost(bucket, "tokens", tokensPerMinute - tokens, now) : 0;
     if (waitRequests === 0 && waitTokens === 0) return;
     const which = waitRequests > 0 ? "requests" : "tokens";
     const wait = Math.max(waitRequests, waitTokens);
     throw new GatewayError(429, `Rate limit reached for ${which} per minute; retry after ${duration(wait)}`, {
       "retry-after": String(Math.max(1, Math.ceil(wait / 1000))),
-      ...this.#headers(buckets, now, anthropicNames),
+      ...this.#headers(bucket, now, anthropicNames),
     });
   }
 
-  /** The key's own buckets when it has its own limits, else its account's. */
-  #bucketsOf(principal: Principal, limits: Limits, now: number): Buckets {
-    const ownBuckets = principal.requestsPerMinute !== null || principal.tokensPerMinute !== null;
-    return this.#bucketsFor(ownBuckets ? `key:${principal.tokenId}` : `user:${principal.userId}`, limits, now);
+  /** The key's own bucket when it has its own limits, else its account's; at `limits` from now on. */
+  #bucketOf(principal: Principal, limits: Limits): Bucket {
+    const ownBucket = principal.requestsPerMinute !== null || principal.tokensPerMinute !== null;
+    const bucket = this.#bucketNamed(ownBucket ? `key:${principal.tokenId}` : `user:${principal.userId}`);
+    // A changed limit applies at once to what the window holds.
+    bucket.limits = limits;
+    return bucket;
+  }
+
+  #bucketNamed(name: string): Bucket {
+    let bucket = this.#buckets.get(name);
+    if (!bucket) {
+      bucket = { limits: { requestsPerMinute: 0, tokensPerMinute: 0 }, own: emptyWindows(), peers: new Map(), changed: false, unsettled: 0 };
+      this.#buckets.set(name, bucket);
+    }
+    return bucket;
   }
 
   /**
-   * What each bucket with a limit admitted since the last take, with its levels now; with
-   * `everyNotFull`, also each bucket not full that admitted nothing (counts of 0), so that its
-   * level is published. Every bucket's counts start again from 0 (a bucket without limits is
-   * never sent, and its counts go too).
+   * The own windows of every bucket whose windows changed since the last take (all of them
+   * on the first), to publish: a published window is the whole of what this instance admitted
+   * from the bucket in the last minute, so a bucket that did not change needs no new row.
    */
-  takeAdmitted(everyNotFull = false): PublishedBucket[] {
+  takeChanged(): PublishedWindows[] {
     const now = this.now();
-    const taken: PublishedBucket[] = [];
-    for (const [bucket, buckets] of this.#buckets) {
-      const { admitted } = buckets;
-      const published = admitted.requests !== 0 || admitted.tokens !== 0 || (everyNotFull && !this.#isFull(buckets, now));
-      if (!published) continue;
-      if (buckets.requests || buckets.tokens) {
-        taken.push({
-          bucket,
-          requests: admitted.requests,
-          tokens: admitted.tokens,
-          ...this.#limitsOf(buckets),
-          requestsLevel: buckets.requests?.level(now) ?? null,
-          tokensLevel: buckets.tokens?.level(now) ?? null,
-        });
-      }
-      admitted.requests = 0;
-      admitted.tokens = 0;
+    const taken: PublishedWindows[] = [];
+    for (const [name, bucket] of this.#buckets) {
+      if (!bucket.changed) continue;
+      bucket.changed = false;
+      taken.push({ bucket: name, requests: bucket.own.requests.entries(now), tokens: bucket.own.tokens.entries(now) });
     }
     return taken;
   }
 
-  /**
-   * Forgets every bucket that is full, has nothing admitted waiting for the exchange and no
-   * reservation unsettled: such a bucket is the same as none, and without this every account
-   * that ever sent a request would keep its buckets for the life of the process.
-   */
-  evictFull(): void {
-    const now = this.now();
-    for (const [bucket, buckets] of this.#buckets) {
-      const { admitted } = buckets;
-      if (admitted.requests === 0 && admitted.tokens === 0 && admitted.unsettled === 0 && this.#isFull(buckets, now)) this.#buckets.delete(bucket);
+  /** Marks `taken` as changed again: the exchange that took it did not commit. */
+  returnChanged(taken: readonly PublishedWindows[]): void {
+    for (const { bucket } of taken) {
+      const held = this.#buckets.get(bucket);
+      if (held) held.changed = true;
     }
   }
 
-  /** How many bucket names are held; for tests of eviction. */
+  /**
+   * Takes another instance's windows of a bucket, as published (replacing what it published
+   * before): they count against this instance's limits until they age out. A bucket not held
+   * here is made only when they still hold something.
+   */
+  setPeerWindows(instanceId: string, published: PublishedWindows): void {
+    const now = this.now();
+    const windows = { requests: MinuteWindow.of(published.requests, now), tokens: MinuteWindow.of(published.tokens, now) };
+    if (isEmpty(windows, now)) {
+      this.#buckets.get(published.bucket)?.peers.delete(instanceId);
+      return;
+    }
+    this.#bucketNamed(published.bucket).peers.set(instanceId, windows);
+  }
+
+  /**
+   * Forgets the windows that hold nothing any more, and every bucket left with nothing (nothing
+   * used here or elsewhere, nothing waiting for the exchange, no reservation unsettled): such a
+   * bucket is the same as none, and without this every account that ever sent a request would
+   * keep one for the life of the process.
+   */
+  evictIdle(): void {
+    const now = this.now();
+    for (const [name, bucket] of this.#buckets) {
+      for (const [instance, windows] of bucket.peers) if (isEmpty(windows, now)) bucket.peers.delete(instance);
+      if (!bucket.changed && bucket.unsettled === 0 && bucket.peers.size === 0 && isEmpty(bucket.own, now)) this.#buckets.delete(name);
+    }
+  }
+
+  /** How many buckets are held; for tests of eviction. */
   get size(): number {
     return this.#buckets.size;
   }
 
-  /** Counts `taken` again, to be taken next time: the exchange that took it did not commit. */
-  returnAdmitted(taken: readonly BucketUsage[]): void {
-    for (const usage of taken) {
-      const admitted = this.#buckets.get(usage.bucket)?.admitted;
-      if (!admitted) continue;
-      admitted.requests += usage.requests;
-      admitted.tokens += usage.tokens;
-    }
+  /** What this instance and the others use of the bucket's `kind` at `now`. */
+  #used(bucket: Bucket, kind: Kind, now: number): number {
+    let used = bucket.own[kind].used(now);
+    for (const windows of bucket.peers.values()) used += windows[kind].used(now);
+    return used;
   }
 
-  /**
-   * Charges a bucket with what other instances admitted from it: a debit that may put it in
-   * debt (a credit, for tokens settled below their reservation, never fills it past capacity).
-   * A bucket this instance has not served yet is made at the other instance's limits, so its
-   * first request here finds the charge; one it has keeps its own limits.
-   */
-  chargeShared(usage: BucketUsage): void {
-    const now = this.now();
-    const buckets = this.#buckets.get(usage.bucket) ?? this.#bucketsFor(usage.bucket, usage, now);
-    buckets.requests?.adjust(-usage.requests, now);
-    buckets.tokens?.adjust(-usage.tokens, now);
+  #windows(bucket: Bucket, kind: Kind): MinuteWindow[] {
+    const windows = [bucket.own[kind]];
+    for (const peer of bucket.peers.values()) windows.push(peer[kind]);
+    return windows;
   }
 
-  /**
-   * Lowers a bucket to another instance's level for it, refilled since, where that is lower;
-   * never raises it. The level includes what that instance admitted, so nothing of it is
-   * charged as well. A bucket not held here is made at the level's limits, only when the
-   * level is below them.
-   */
-  lowerShared(levels: BucketLevels): void {
-    const now = this.now();
-    const { requestsLevel, tokensLevel, at } = levels;
-    let buckets = this.#buckets.get(levels.bucket);
-    if (!buckets) {
-      if (!belowCapacity(requestsLevel, levels.requestsPerMinute, at, now) && !belowCapacity(tokensLevel, levels.tokensPerMinute, at, now)) return;
-      buckets = this.#bucketsFor(levels.bucket, levels, now);
-    }
-    if (requestsLevel !== null) buckets.requests?.lowerTo(requestsLevel, at, now);
-    if (tokensLevel !== null) buckets.tokens?.lowerTo(tokensLevel, at, now);
+  #msUntilUsedAtMost(bucket: Bucket, kind: Kind, target: number, now: number): number {
+    return this.#used(bucket, kind, now) <= target ? 0 : msUntilUsedAtMost(this.#windows(bucket, kind), target, now);
   }
 
-  #isFull(buckets: Buckets, now: number): boolean {
-    return (buckets.requests?.isFull(now) ?? true) && (buckets.tokens?.isFull(now) ?? true);
-  }
-
-  #limitsOf(buckets: Buckets): Limits {
-    return { requestsPerMinute: buckets.requests?.capacity ?? 0, tokensPerMinute: buckets.tokens?.capacity ?? 0 };
-  }
-
-  #bucketsFor(id: string, limits: Limits, now: number): Buckets {
-    const buckets = this.#buckets.get(id);
-    if (buckets && (buckets.requests?.capacity ?? 0) === limits.requestsPerMinute && (buckets.tokens?.capacity ?? 0) === limits.tokensPerMinute) return buckets;
-    // A changed limit starts a fresh bucket at the new capacity.
-    const fresh: Buckets = {
-      requests: limits.requestsPerMinute > 0 ? new TokenBucket(limits.requestsPerMinute, now) : null,
-      tokens: limits.tokensPerMinute > 0 ? new TokenBucket(limits.tokensPerMinute, now) : null,
-      admitted: buckets?.admitted ?? { requests: 0, tokens: 0, unsettled: 0 },
-    };
-    this.#buckets.set(id, fresh);
-    return fresh;
-  }
-
-  #headers(buckets: Buckets, now: number, anthropicNames: AnthropicNames): Record<string, string> {
+  #headers(bucket: Bucket, now: number, anthropicNames: AnthropicNames): Record<string, string> {
     const headers: Record<string, string> = {};
-    for (const [name, bucket] of [["requests", buckets.requests], ["tokens", buckets.tokens]] as const) {
-      if (!bucket) continue;
-      const limit = String(bucket.capacity);
-      const remaining = String(Math.max(0, Math.floor(bucket.level(now))));
-      const untilFull = bucket.msUntilFull(now);
-      headers[`x-ratelimit-limit-${name}`] = limit;
-      headers[`x-ratelimit-remaining-${name}`] = remaining;
-      headers[`x-ratelimit-reset-${name}`] = duration(untilFull);
+    for (const kind of ["requests", "tokens"] as const) {
+      const capacity = kind === "requests" ? bucket.limits.requestsPerMinute : bucket.limits.tokensPerMinute;
+      if (capacity === 0) continue;
+      const limit = String(capacity);
+      const remaining = String(Math.max(0, Math.floor(capacity - this.#used(bucket, kind, now))));
+      // OpenAI's reset: until the limit is back to its initial state, all of it free.
+      const untilEmpty = msUntilEmpty(this.#windows(bucket, kind), now);
+      headers[`x-ratelimit-limit-${kind}`] = limit;
+      headers[`x-ratelimit-remaining-${kind}`] = remaining;
+      headers[`x-ratelimit-reset-${kind}`] = duration(untilEmpty);
       if (!anthropicNames) continue;
-      headers[`anthropic-ratelimit-${name}-limit`] = limit;
-      headers[`anthropic-ratelimit-${name}-remaining`] = remaining;
-      headers[`anthropic-ratelimit-${name}-reset`] = rfc3339(now + untilFull);
+      headers[`anthropic-ratelimit-${kind}-limit`] = limit;
+      headers[`anthropic-ratelimit-${kind}-remaining`] = remaining;
+      headers[`anthropic-ratelimit-${kind}-reset`] = rfc3339(now + untilEmpty);
     }
     return headers;
   }
+}
+
+function emptyWindows(): Windows {
+  return { requests: new MinuteWindow(), tokens: new MinuteWindow() };
+}
+
+function isEmpty(windows: Windows, now: number): boolean {
+  return windows.requests.latestUsedSlot(now) === null && windows.tokens.latestUsedSlot(now) === null;
 }

@@ -4,19 +4,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../src/db/migrate.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
-import type { RateUsageTable } from "../../src/db/schema.ts";
+import { SLOT_MS, type WindowEntries } from "../../src/limits/minute-window.ts";
 import { RateExchange } from "../../src/limits/rate-exchange.ts";
 import { RateLimiter } from "../../src/limits/rate-limiter.ts";
-import { FREE, principal, refusal } from "./_support.ts";
+import { upsertRateWindows } from "../../src/limits/rate-window-rows.ts";
+import { FREE, principal } from "./_support.ts";
 
 /**
- * How an instance takes the rows of rate_usage, driven directly on a real database file: it
- * begins from the levels other instances (or its own predecessor) left (RateExchange.seed),
- * takes a row it has never seen by its level, and reads in pages, while others write in pages,
- * without missing a row.
+ * How an instance takes the rows of rate_windows, driven directly on a real database file: it
+ * begins from the windows other instances (or its own predecessor) left (RateExchange.seed),
+ * takes each later row in place of its writer's earlier one, and reads in pages, while others
+ * write in pages, without missing a row.
  */
 
 const clock = Date.parse("2026-11-21T10:00:00Z");
+const SLOT = clock / SLOT_MS;
 let dir: string;
 let database: OpenDatabase;
 beforeAll(async () => {
@@ -29,14 +31,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Writes another instance's row of `bucket`, at the free plan's limits unless told otherwise. */
-async function writeRow(row: Partial<RateUsageTable> & Pick<RateUsageTable, "instance_id" | "bucket">): Promise<void> {
-  const full: RateUsageTable = { requests: 1, tokens: 0, requests_per_minute: 10, tokens_per_minute: 1000, updated_at: clock, requests_level: null, tokens_level: null, ...row };
-  await database.db
-    .insertInto("rate_usage")
-    .values(full)
-    .onConflict((conflict) => conflict.columns(["instance_id", "bucket"]).doUpdateSet(full))
-    .execute();
+/** Writes another instance's row of `bucket`: `requests` by slot, no tokens, unless told otherwise. */
+async function writeRow(instance: string, bucket: string, requests: WindowEntries, { tokens = [] as WindowEntries, at = clock } = {}): Promise<void> {
+  await upsertRateWindows(database.db, instance, [{ bucket, requests, tokens }], at);
 }
 
 /** A new instance on the database: its limiter and exchange, seeded. */
@@ -49,39 +46,35 @@ async function start(alone: boolean): Promise<{ rates: RateLimiter; exchange: Ra
 
 const remaining = (rates: RateLimiter, user: string) => rates.admit(principal(user), FREE, 0).headers["x-ratelimit-remaining-requests"];
 
-test("a start lowers each bucket to the lowest level the last minute's rows hold for it, each refilled from its row's time", async () => {
-  // 2 left 12 s ago is 4 now (one back every 6 s); 5 left now is 5: the lowest is 4.
-  await writeRow({ instance_id: "inst_x", bucket: "user:s1", requests_level: 2, tokens_level: 1000, updated_at: clock - 12_000 });
-  await writeRow({ instance_id: "inst_y", bucket: "user:s1", requests_level: 5, tokens_level: 1000 });
-  // Tokens in debt a minute and more ago: older rows are not read.
-  await writeRow({ instance_id: "inst_x", bucket: "user:s2", requests_level: 10, tokens_level: -2000, updated_at: clock - 60_001 });
+test("a start counts the windows of every row of the last minute, whoever wrote them; what has aged out counts for nothing", async () => {
+  await writeRow("inst_x", "user:s1", [SLOT - 700, 5, SLOT - 120, 2], { at: clock - 12_000 });
+  await writeRow("inst_y", "user:s1", [SLOT, 3]);
+  // A row written more than a minute ago is not read: all it held has aged out.
+  await writeRow("inst_x", "user:s2", [], { tokens: [SLOT - 620, 2000], at: clock - 61_001 });
   const { rates } = await start(true);
   expect(rates.size).toBe(1);
-  expect(remaining(rates, "s1")).toBe("3");
+  // 2 and 3 of 10 used elsewhere, and this one.
+  expect(remaining(rates, "s1")).toBe("4");
   expect(rates.admit(principal("s2"), FREE, 500).headers["x-ratelimit-remaining-tokens"]).toBe("500");
 });
 
-test("a seeded bucket is made at its row's limits; with other limits now, it starts fresh at them", async () => {
-  await writeRow({ instance_id: "inst_x", bucket: "user:s3", requests_level: 0.2, tokens_level: 1000 });
-  await writeRow({ instance_id: "inst_x", bucket: "user:s4", requests_level: 0.2, tokens_level: 1000 });
-  const { rates } = await start(true);
-  const limited = refusal(() => rates.admit(principal("s3"), FREE, 0));
-  expect(limited.status).toBe(429);
-  expect(limited.headers?.["x-ratelimit-limit-requests"]).toBe("10");
-  const raised = rates.admit(principal("s4"), { ...FREE, requestsPerMinute: 20 }, 0);
-  expect(raised.headers["x-ratelimit-remaining-requests"]).toBe("19");
-});
-
-test("seeded rows count as seen: the first exchange charges what they grew by since, and a row never seen only lowers to its level", async () => {
-  await writeRow({ instance_id: "inst_x", bucket: "user:s5", requests: 50, requests_level: 8, tokens_level: 1000 });
+test("a later row of an instance takes the place of its earlier one; a row whose text is damaged is passed over", async () => {
+  await writeRow("inst_x", "user:s5", [SLOT, 2]);
   const { rates, exchange } = await start(false);
-  // Two more admitted at inst_x, written later; its level says 9 (it had not read a charge yet): 8 - 2 is lower.
-  await writeRow({ instance_id: "inst_x", bucket: "user:s5", requests: 52, requests_level: 9, tokens_level: 1000, updated_at: clock + 1 });
-  // A row made since the start, with 500 admitted over its life: its level, 7, is what counts.
-  await writeRow({ instance_id: "inst_z", bucket: "user:s6", requests: 500, requests_level: 7, tokens_level: 1000 });
+  await writeRow("inst_x", "user:s5", [SLOT, 4], { at: clock + 1 });
+  await database.db.insertInto("rate_windows").values({ instance_id: "inst_z", bucket: "user:s5", updated_at: clock, windows: '{"requests":[[1,"x"]]}' }).execute();
+  await writeRow("inst_z", "user:s6", [SLOT, 3]);
   await exchange.run();
   expect(remaining(rates, "s5")).toBe("5");
   expect(remaining(rates, "s6")).toBe("6");
+});
+
+test("a row read again, not rewritten since, is not counted twice", async () => {
+  await writeRow("inst_w", "user:s7", [SLOT, 1]);
+  const { rates, exchange } = await start(false);
+  expect(remaining(rates, "s7")).toBe("8");
+  await exchange.run();
+  expect(remaining(rates, "s7")).toBe("7");
 });
 
 test("rows another instance writes, a page per transaction, while this one reads them a page per statement, are all charged", async () => {

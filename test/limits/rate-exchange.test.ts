@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { SLOT_MS } from "../../src/limits/minute-window.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { adminCreateToken, adminCreateUser, bearer } from "../helpers/common.ts";
 import { fakeProcesses, whenFeedSees } from "../billing/_inprocess.ts";
 
 /**
  * Rate limits shared by in-process gateways on one database file (src/limits/rate-exchange.ts),
- * each exchange run by hand so every step is seen: one alone writes what it admitted and reads
- * nothing, and publishes its drained buckets again once another joins; two charge each other what they admitted; the rows of one
- * that died go, and one that retires leaves its levels until the other's clean-up. The same with
- * real processes, on the change feed's timer, is in two-processes.test.ts and restart.test.ts.
+ * each exchange run by hand so every step is seen: one alone writes its windows and reads
+ * nothing; one that starts counts the windows of the last minute at once; two count each
+ * other's; the rows of one that died or retired stay for their minute, and go once a minute old.
+ * The same with real processes, on the change feed's timer, is in two-processes.test.ts and
+ * fresh-instance.test.ts.
  */
 
 const processes = fakeProcesses("rate-exchange-host");
@@ -39,33 +41,37 @@ const chat = (gw: TestGateway, key: string, extra: object = {}) =>
     body: JSON.stringify({ model: "demo-chat", max_tokens: 20, messages: [{ role: "user", content: "hi" }], ...extra }),
   });
 
-const rowsOf = (gw: TestGateway) => a.database.db.selectFrom("rate_usage").selectAll().where("instance_id", "=", gw.services.instance.id).execute();
+const rowsOf = (gw: TestGateway) => a.database.db.selectFrom("rate_windows").selectAll().where("instance_id", "=", gw.services.instance.id).execute();
+
+/** The sum of a row's requests and tokens windows. */
+function totalsOf(row: { windows: string }): { requests: number; tokens: number } {
+  // Flat (slot offset, amount) lists: the amounts are every second number.
+  const { requests, tokens } = JSON.parse(row.windows) as Record<"requests" | "tokens", number[]>;
+  const sum = (numbers: number[]) => numbers.reduce((total, number, index) => (index % 2 === 1 ? total + number : total), 0);
+  return { requests: sum(requests), tokens: sum(tokens) };
+}
+
+const rowOfBucket = async (gw: TestGateway, bucket: string) => (await rowsOf(gw)).find((row) => row.bucket === bucket);
 
 /** The free-plan key `a` drains while alone. */
 let drained: { userId: string; key: string };
 
-test("an instance alone on its database writes what it admitted with its levels, for the next to start; idle, it writes nothing", async () => {
+test("an instance alone on its database writes its windows, for the next to start; idle, it writes nothing", async () => {
   drained = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) expect((await chat(a, drained.key)).status).toBe(200);
   expect(a.services.instance.alone).toBe(true);
   await a.services.rateExchange.run();
-  const written = await a.database.db.selectFrom("rate_usage").selectAll().execute();
-  expect(written).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 10, requests_per_minute: 10 })]);
-  expect(written[0]!.requests_level).toBeLessThan(1);
+  const written = await a.database.db.selectFrom("rate_windows").selectAll().execute();
+  expect(written).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}` })]);
+  expect(totalsOf(written[0]!).requests).toBe(10);
   await a.services.rateExchange.run();
-  expect(await a.database.db.selectFrom("rate_usage").selectAll().execute()).toEqual(written);
+  expect(await a.database.db.selectFrom("rate_windows").selectAll().execute()).toEqual(written);
 });
 
-test("an instance joining one that was alone refuses an account the other drained, once both exchanged", async () => {
+test("an instance that starts beside one that was alone refuses an account the other drained, before any exchange", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_002) });
   expect(b.services.instance.alone).toBe(false);
   await whenFeedSees(a, false);
-  // `a`'s first exchange with company publishes the levels of its buckets not full, with
-  // nothing more counted; `b` has never read the row, so it lowers to the level and charges nothing.
-  await a.services.rateExchange.run();
-  expect(await rowsOf(a)).toEqual([expect.objectContaining({ bucket: `user:${drained.userId}`, requests: 10, requests_level: expect.any(Number) })]);
-  expect((await rowsOf(a))[0]!.requests_level).toBeLessThan(1);
-  await b.services.rateExchange.run();
   const limited = await chat(b, drained.key);
   expect(limited.status).toBe(429);
   expect(limited.headers.get("x-ratelimit-remaining-requests")).toBe("0");
@@ -75,9 +81,7 @@ test("a free-plan key's 10 requests on one instance leave the 11th on the other 
   const { userId, key } = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) expect((await chat(a, key)).status).toBe(200);
   await a.services.rateExchange.run();
-  expect((await rowsOf(a)).filter((row) => row.bucket === `user:${userId}`)).toEqual([
-    expect.objectContaining({ requests: 10, requests_per_minute: 10, tokens_per_minute: 100_000 }),
-  ]);
+  expect(totalsOf((await rowOfBucket(a, `user:${userId}`))!)).toEqual({ requests: 10, tokens: expect.any(Number) });
   await b.services.rateExchange.run();
 
   const limited = await chat(b, key);
@@ -88,6 +92,17 @@ test("a free-plan key's 10 requests on one instance leave the 11th on the other 
   expect(limited.headers.get("x-ratelimit-remaining-requests")).toBe("0");
 });
 
+test("requests split between two instances add up: 5 on each leave the 11th refused on either", async () => {
+  const { key } = await keyOnPlan("free");
+  for (let i = 0; i < 5; i++) expect((await chat(a, key)).status).toBe(200);
+  for (let i = 0; i < 5; i++) expect((await chat(b, key)).status).toBe(200);
+  await a.services.rateExchange.run();
+  await b.services.rateExchange.run();
+  await a.services.rateExchange.run();
+  expect((await chat(a, key)).status).toBe(429);
+  expect((await chat(b, key)).status).toBe(429);
+});
+
 test("tokens are exchanged net of settlement: a reservation settled to actual usage counts the actual", async () => {
   const { tokenId, key } = await keyOnPlan("free", { requests_per_minute: 1000, tokens_per_minute: 300 });
   for (let i = 0; i < 3; i++) expect((await chat(a, key, { max_tokens: 80 })).status).toBe(200);
@@ -96,8 +111,7 @@ test("tokens are exchanged net of settlement: a reservation settled to actual us
   const actual = used.reduce((sum, row) => sum + row.prompt_tokens + row.completion_tokens, 0);
   expect(actual).toBeLessThan(3 * 80);
   await a.services.rateExchange.run();
-  const [row] = (await rowsOf(a)).filter((r) => r.bucket === `key:${tokenId}`);
-  expect(row).toMatchObject({ requests: 3, tokens: actual, tokens_per_minute: 300 });
+  expect(totalsOf((await rowOfBucket(a, `key:${tokenId}`))!)).toEqual({ requests: 3, tokens: actual });
 
   // On `b`, what is left is 300 less the actual: a reservation of that much output and a prompt waits.
   await b.services.rateExchange.run();
@@ -108,7 +122,7 @@ test("tokens are exchanged net of settlement: a reservation settled to actual us
   expect(Number(limited.headers.get("x-ratelimit-remaining-tokens"))).toBeLessThanOrEqual(left);
 });
 
-test("the rows of an instance found dead go with it, and the one left alone writes its own and reads none", async () => {
+test("the rows of an instance found dead stay for their minute, and go once a minute old; one alone reads none", async () => {
   const { userId, key } = await keyOnPlan("pro");
   expect((await chat(b, key)).status).toBe(200);
   await b.services.rateExchange.run();
@@ -118,62 +132,60 @@ test("the rows of an instance found dead go with it, and the one left alone writ
   await b.close({ keepFiles: true });
   processes.end(b.services.identity.pid);
   await a.services.instance.heartbeat();
-  expect(await rowsOf(b)).toEqual([]);
   expect(a.services.instance.alone).toBe(true);
+  expect((await rowsOf(b)).length).toBeGreaterThan(0);
 
   // A drained bucket in a row of some other writer: an instance alone does not read it.
   const other = await keyOnPlan("pro");
-  const foreign = { instance_id: "inst_elsewhere", bucket: `user:${other.userId}`, requests: 5, tokens: 0, requests_per_minute: 600, tokens_per_minute: 2_000_000 };
-  await a.database.db.insertInto("rate_usage").values({ ...foreign, requests_level: 0, tokens_level: null, updated_at: Date.now() }).execute();
+  const foreign = { instance_id: "inst_elsewhere", bucket: `user:${other.userId}`, windows: JSON.stringify({ base: Math.floor(Date.now() / SLOT_MS), requests: [0, 600], tokens: [] }) };
+  await a.database.db.insertInto("rate_windows").values({ ...foreign, updated_at: Date.now() }).execute();
+  const unread = await chat(a, other.key);
+  expect(unread.status).toBe(200);
+  expect(unread.headers.get("x-ratelimit-remaining-requests")).toBe("599");
+
+  // `b`'s rows, made a minute old, are deleted by `a`'s next write.
+  await a.database.db.updateTable("rate_windows").set({ updated_at: Date.now() - 62_000 }).where("instance_id", "=", b.services.instance.id).execute();
   expect((await chat(a, key)).status).toBe(200);
   await a.services.rateExchange.run();
-  expect((await rowsOf(a)).filter((row) => row.bucket === `user:${userId}`)).toEqual([expect.objectContaining({ requests: 1 })]);
-  const unlowered = await chat(a, other.key);
-  expect(unlowered.status).toBe(200);
-  expect(unlowered.headers.get("x-ratelimit-remaining-requests")).toBe("599");
-  await a.database.db.deleteFrom("rate_usage").where("instance_id", "=", foreign.instance_id).execute();
+  expect(await rowsOf(b)).toEqual([]);
+  expect(totalsOf((await rowOfBucket(a, `user:${userId}`))!).requests).toBe(1);
+  await a.database.db.deleteFrom("rate_windows").where("instance_id", "=", foreign.instance_id).execute();
 });
 
-test("an instance that retires writes what it admitted since its last exchange and its levels; the other's clean-up takes them", async () => {
+test("an instance that retires writes the windows that changed since its last exchange, and they stay after the other's clean-up", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_003) });
   await whenFeedSees(a, false);
   const { userId, key } = await keyOnPlan("pro");
-  await b.services.rateExchange.run();
   expect((await chat(b, key)).status).toBe(200);
   await b.services.rateExchange.run();
-  // `b` began from the levels of the last minute, so its first exchange published those not full.
-  const rowOf = async () => (await rowsOf(b)).find((row) => row.bucket === `user:${userId}`);
-  expect(await rowOf()).toMatchObject({ requests: 1 });
+  expect(totalsOf((await rowOfBucket(b, `user:${userId}`))!).requests).toBe(1);
   expect((await chat(b, key)).status).toBe(200);
 
   await b.services.rateExchange.retire();
   await b.services.instance.retire();
-  const left = await rowOf();
-  expect(left).toMatchObject({ requests: 2 });
-  expect(left!.requests_level).toBeLessThan(left!.requests_per_minute - 1);
+  expect(totalsOf((await rowOfBucket(b, `user:${userId}`))!).requests).toBe(2);
   await whenFeedSees(a, true);
   await a.services.instance.heartbeat();
-  expect(await rowsOf(b)).toEqual([]);
+  expect(totalsOf((await rowOfBucket(b, `user:${userId}`))!).requests).toBe(2);
+  await b.close({ keepFiles: true });
 });
 
-test("an instance restarting beside another begins from the other's levels, even when its predecessor's rows were cleaned up before it started", async () => {
+test("an instance restarting beside another begins from its predecessor's windows, after the other's clean-up found it gone", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_004) });
   await whenFeedSees(a, false);
-  const { userId, key } = await keyOnPlan("free");
+  const { key } = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) expect((await chat(b, key)).status).toBe(200);
-  await b.services.rateExchange.run();
-  await a.services.rateExchange.run();
-  // `a` knows the bucket is drained, but has no row of it: it served none of it.
-  expect((await rowsOf(a)).some((row) => row.bucket === `user:${userId}`)).toBe(false);
 
-  // `b` restarts: it stops gracefully, and `a` cleans its rows up before the new one has begun from them.
+  // `b` restarts: it stops gracefully, and `a` cleans up after it before the new one starts.
   await b.services.rateExchange.retire();
   await b.services.instance.retire();
   await b.close({ keepFiles: true });
   await a.services.instance.heartbeat();
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_005) });
-  await whenFeedSees(a, false);
-  await a.services.rateExchange.run();
-  await b.services.rateExchange.run();
-  expect((await chat(b, key)).status).toBe(429);
+  await expectRefused(await chat(b, key));
 });
+
+async function expectRefused(response: Response): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+}

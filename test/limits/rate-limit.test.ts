@@ -43,6 +43,26 @@ test("the free plan's 11th request within a minute gets 429 with headers, and su
   expect((await chat(key)).status).toBe(200);
 });
 
+test("10 requests spread over 54 s leave an 11th within the minute refused until the first is a minute old", async () => {
+  const key = await keyOnPlan("free");
+  const first = clock;
+  for (let i = 0; i < 10; i++) {
+    if (i > 0) clock += 6_000;
+    expect((await chat(key)).status).toBe(200);
+  }
+  // 59 s after the first: a bucket refilling 10 a minute would have had room for nine more by now.
+  clock = first + 59_000;
+  const limited = await chat(key);
+  expect(limited.status).toBe(429);
+  expect(limited.headers.get("retry-after")).toBe("1");
+  expect(limited.headers.get("x-ratelimit-reset-requests")).toBe("55s");
+  clock = first + 60_000;
+  const again = await chat(key);
+  expect(again.status).toBe(200);
+  expect(again.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+  clock += 60_000;
+});
+
 test("a refused request never reaches the balance: no usage row is charged for a 429", async () => {
   const key = await keyOnPlan("free");
   for (let i = 0; i < 10; i++) await chat(key);

@@ -6,7 +6,7 @@ import { anthropicClient, createUserKey, genaiClient, MODELS, rejectionOf } from
 /**
  * Anthropic answers every messages and count_tokens request, and its 429s, with its own
  * rate-limit headers: anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}, the reset
- * the RFC 3339 time the bucket is full again. A messages-format caller gets them from the
+ * the RFC 3339 time the limit is all free again. A messages-format caller gets them from the
  * gateway with the values of its x-ratelimit-* headers, which it keeps; other formats keep
  * OpenAI's names alone.
  */
@@ -18,12 +18,12 @@ beforeAll(async () => {
   gw = await startTestGateway({ now: () => clock });
 });
 afterAll(() => gw.close());
-// A minute on, every bucket of the last test is full again.
+// A minute on, everything the last test used has aged out.
 beforeEach(() => {
   clock += 60_000;
 });
 
-/** A key of its own limits: 2 requests a minute (one back every 30 s), 100,000 tokens. */
+/** A key of its own limits: 2 requests a minute, 100,000 tokens. */
 async function limitedClient(): Promise<{ key: string; anthropic: Anthropic }> {
   const { key } = await createUserKey(gw, { plan: "enterprise", balance: 10 }, { requests_per_minute: 2, tokens_per_minute: 100_000 });
   return { key, anthropic: anthropicClient(gw, key) };
@@ -52,14 +52,14 @@ function expectSameValues(headers: Headers) {
   return anthropic;
 }
 
-test("messages.create: the requests and tokens trios beside the x- headers, reset at the time the bucket is full", async () => {
+test("messages.create: the requests and tokens trios beside the x- headers, reset at the time the limit is all free again", async () => {
   const { anthropic } = await limitedClient();
   const { response } = await anthropic.messages.create({ model: MODELS.mock, max_tokens: 20, messages: MESSAGES }).withResponse();
   const headers = expectSameValues(response.headers);
   expect(headers["anthropic-ratelimit-requests-limit"]).toBe("2");
   expect(headers["anthropic-ratelimit-requests-remaining"]).toBe("1");
-  // One request taken back at 2 a minute: full 30 s from now.
-  expect(headers["anthropic-ratelimit-requests-reset"]).toBe(new Date(clock + 30_000).toISOString().replace(".000Z", "Z"));
+  // The one request counts for a minute.
+  expect(headers["anthropic-ratelimit-requests-reset"]).toBe(new Date(clock + 60_000).toISOString().replace(".000Z", "Z"));
   expect(headers["anthropic-ratelimit-tokens-limit"]).toBe("100000");
   expect(Date.parse(headers["anthropic-ratelimit-tokens-reset"]!)).toBeGreaterThan(clock);
 });
@@ -73,16 +73,19 @@ test("a stream and count_tokens carry them too", async () => {
   expect(expectSameValues(counted.response.headers)["anthropic-ratelimit-requests-remaining"]).toBe("0");
 });
 
-test("the 429 carries them with retry-after: nothing remains, and the reset is when the bucket is full", async () => {
+test("the 429 carries them with retry-after: nothing remains, and the reset is when the limit is all free again", async () => {
   const { anthropic } = await limitedClient();
   await anthropic.messages.create({ model: MODELS.mock, max_tokens: 20, messages: MESSAGES });
+  clock += 20_000;
   await anthropic.messages.create({ model: MODELS.mock, max_tokens: 20, messages: MESSAGES });
+  clock += 20_000;
   const limited = await rejectionOf(anthropic.messages.create({ model: MODELS.mock, max_tokens: 20, messages: MESSAGES }));
   expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
-  expect(Number(limited.headers.get("retry-after"))).toBe(30);
+  // Until the first request is a minute old; the reset, until the second is.
+  expect(Number(limited.headers.get("retry-after"))).toBe(20);
   const headers = expectSameValues(limited.headers);
   expect(headers["anthropic-ratelimit-requests-remaining"]).toBe("0");
-  expect(headers["anthropic-ratelimit-requests-reset"]).toBe(new Date(clock + 60_000).toISOString().replace(".000Z", "Z"));
+  expect(headers["anthropic-ratelimit-requests-reset"]).toBe(new Date(clock + 40_000).toISOString().replace(".000Z", "Z"));
   const count = await rejectionOf(anthropic.messages.countTokens({ model: MODELS.mock, messages: MESSAGES }));
   expect(count).toBeInstanceOf(Anthropic.RateLimitError);
   expect(anthropicHeadersOf(count.headers)["anthropic-ratelimit-requests-remaining"]).toBe("0");
