@@ -183,6 +183,18 @@ describe("settings inside the messages and tools, and a caller's headers, that o
     expect(warningsOf(response)).toContain("anthropic-beta: not passed on");
   });
 
+  test("openai caller: a last assistant message is named for an anthropic upstream, which continues it as a prefill", async () => {
+    const messages = [{ role: "user" as const, content: "Give me JSON" }, { role: "assistant" as const, content: "{" }];
+    const { response } = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages }).withResponse();
+    expect(warningsOf(response)).toContain("messages: ends with an assistant turn, which the upstream continues as the start of its answer (a prefill)");
+    expect(onlyRequest(world, "anthropic").body.messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "{" }] });
+
+    const native = await world.openai.chat.completions.create({ model: MODELS.openai, messages }).withResponse();
+    expect(native.response.headers.get("x-gateway-warnings")).toBeNull();
+    const answered = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: messages.slice(0, 1) }).withResponse();
+    expect(answered.response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+
   test("anthropic caller: a prefill is named for an openai upstream, which answers it with a turn of its own", async () => {
     const messages = [{ role: "user" as const, content: "Give me JSON" }, { role: "assistant" as const, content: "{" }];
     const { response } = await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 50, messages }).withResponse();

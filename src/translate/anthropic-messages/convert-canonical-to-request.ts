@@ -53,6 +53,12 @@ function toolOf(tool: ToolDefinition): Block {
   return out;
 }
 
+/** Where the caller's format holds its conversation, to name it in a warning. */
+function conversationFieldOf(request: ChatRequest): string {
+  if (request.native?.format === "gemini") return "contents";
+  return request.native ? "messages" : "input";
+}
+
 /**
  * A canonical request as an Anthropic messages body. System messages become `system`; tool
  * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
@@ -60,6 +66,10 @@ function toolOf(tool: ToolDefinition): Block {
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
   const { system, turns } = systemAndTurns(request.messages, warnings);
   const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
+  // An Anthropic caller's own prefill is meant as one.
+  if (messages.at(-1)?.role === "assistant" && request.native?.format !== "anthropic") {
+    warnings.add(conversationFieldOf(request), "ends with an assistant turn, which the upstream continues as the start of its answer (a prefill); an upstream of the caller's format answers it with a turn of its own");
+  }
   const p = request.params;
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
   if (system !== undefined) body.system = system;
