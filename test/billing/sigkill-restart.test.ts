@@ -151,14 +151,18 @@ test("SIGKILL under load, then restart: every success has its usage row, no hold
   expect(failuresBeforeKill).toBe(0);
   for (const s of successes) expect(s.requestId).toMatch(/^req_/);
 
-  // The killed process left the slow requests' holds, the load account's lease and its instance record.
+  // The killed process left the slow requests' holds, the load account's lease (if open) and its instance record.
   let holdsLeftByKill: number;
   {
     const db = openReadOnly(dir);
     try {
       holdsLeftByKill = accountBooks(db, slowUserId).openHolds;
       expect(accountBooks(db, userId).openHolds).toBe(0);
-      expect(db.query("select user_id, open from balance_leases").all()).toEqual([{ user_id: userId, open: 1 }]);
+      // At most the load account's lease: one idle for LEASE_IDLE_MS (a pause of the loops on a
+      // busy machine) was closed before the kill, which is as good for what follows.
+      const leases = db.query("select user_id from balance_leases").all();
+      expect(leases.length).toBeLessThanOrEqual(1);
+      for (const lease of leases) expect(lease).toEqual({ user_id: userId });
       const instances = db.query("select pid from instances").all() as { pid: number }[];
       expect(instances.map((i) => i.pid)).toContain(first.pid);
     } finally {
