@@ -462,7 +462,6 @@ describe("streams that end badly", () => {
           models: ["slow-model"],
         });
         expect(created.status).toBe(201);
-        const started = Date.now();
         const response = await slowGw.fetch("/v1/chat/completions", {
           method: "POST",
           headers: bearer(slowGw.demoKey),
@@ -470,8 +469,8 @@ describe("streams that end badly", () => {
           signal: AbortSignal.timeout(4_000),
         });
         expect(response.status).toBe(504);
+        // The upstream would have answered 200 after 2 s: a 504 is the timeout's.
         expectErrorShape(await response.json(), 504, "upstream_timeout");
-        expect(Date.now() - started).toBeLessThan(1_900);
       } finally {
         await slowGw.close();
       }

@@ -89,15 +89,13 @@ describe("receiveMultipartUpload behind a real HTTP server", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  test("a 26 MB upload is refused with 413 quickly, without the server reading it all", async () => {
+  test("a 26 MB upload is refused with 413 without the server reading it all", async () => {
     const form = new FormData();
     form.append("model", "whisper-1");
     form.append("file", new File([new Uint8Array(26 * MiB)], "long.mp3", { type: "audio/mpeg" }));
-    const started = performance.now();
     const response = await fetch(server.url, { method: "POST", body: form });
     expect(response.status).toBe(413);
     expect((await response.json()).error).toContain("25 MB");
-    expect(performance.now() - started).toBeLessThan(5000);
     // The parser stops at the first chunk that would pass the cap (Bun hands over about
     // 512 KB at a time), so the last MiB of the body is never read; the file never passes the cap.
     expect(seen.pulled).toBeLessThan(26 * MiB);
