@@ -62,6 +62,7 @@ export class MinuteWindow {
    * still counts at `now`: a unit already aged out is not counted again, nor taken back.
    */
   add(amount: number, at: number, now: number): void {
+    if (amount === 0) return;
     this.#ageOut(now);
     const slot = slotOf(at);
     if (slot <= slotOf(now) - WINDOW_SLOTS) return;
