@@ -59,23 +59,29 @@ export class MinuteWindow {
 
   /**
    * Adds `amount` (negative to take back part of an earlier one) to the slot of `at`, if it
-   * still counts at `now`: a unit already aged out is not counted again, nor taken back.
+   * still counts at `now`: a unit already aged out is not counted again, nor taken back. A
+   * slot later than now's is counted as now's (see #ageOut). What is taken back comes only
+   * from the slot of `at` as it is held, never below nothing: after the clock went back, what
+   * was counted in a later slot has moved to an earlier one, and stays counted whole.
    */
   add(amount: number, at: number, now: number): void {
     if (amount === 0) return;
     this.#ageOut(now);
-    const slot = slotOf(at);
-    if (slot <= slotOf(now) - WINDOW_SLOTS) return;
+    const current = slotOf(now);
+    const slot = amount < 0 ? slotOf(at) : Math.min(slotOf(at), current);
+    if (slot <= current - WINDOW_SLOTS) return;
     let index = this.#slots.length - 1;
     // Nearly always the newest slot, or a new one after it; a settlement finds its older slot near the end.
     while (index >= this.#first && this.#slots[index]! > slot) index--;
     if (index >= this.#first && this.#slots[index] === slot) {
-      this.#amounts[index]! += amount;
-    } else {
+      const added = Math.max(amount, -this.#amounts[index]!);
+      this.#amounts[index]! += added;
+      this.#sum += added;
+    } else if (amount > 0) {
       this.#slots.splice(index + 1, 0, slot);
       this.#amounts.splice(index + 1, 0, amount);
+      this.#sum += amount;
     }
-    this.#sum += amount;
   }
 
   /** The amount used in the window at `now`. */
@@ -101,9 +107,15 @@ export class MinuteWindow {
     return null;
   }
 
-  /** Drops the entries aged out at `now`. A clock that steps back drops nothing, and counts on what was taken after it. */
+  /**
+   * Drops the entries aged out at `now`, and counts those of slots later than now's as now's: a
+   * clock that steps back (or another machine's clock that runs ahead) keeps them counted for a
+   * minute from now, not for the minute after their own slot, which could be hours away.
+   */
   #ageOut(now: number): void {
-    const oldestCounted = slotOf(now) - WINDOW_SLOTS + 1;
+    const current = slotOf(now);
+    if (this.#slots.length > this.#first && this.#slots[this.#slots.length - 1]! > current) this.#countLaterAsNow(current);
+    const oldestCounted = current - WINDOW_SLOTS + 1;
     while (this.#first < this.#slots.length && this.#slots[this.#first]! < oldestCounted) {
       this.#sum -= this.#amounts[this.#first]!;
       this.#first++;
@@ -117,6 +129,21 @@ export class MinuteWindow {
       this.#slots.splice(0, this.#first);
       this.#amounts.splice(0, this.#first);
       this.#first = 0;
+    }
+  }
+
+  /** Moves what the slots after `current` hold into `current`, the newest entry. */
+  #countLaterAsNow(current: number): void {
+    let later = 0;
+    let index = this.#slots.length - 1;
+    for (; index >= this.#first && this.#slots[index]! > current; index--) later += this.#amounts[index]!;
+    this.#slots.length = index + 1;
+    this.#amounts.length = index + 1;
+    if (index >= this.#first && this.#slots[index] === current) {
+      this.#amounts[index]! += later;
+    } else {
+      this.#slots.push(current);
+      this.#amounts.push(later);
     }
   }
 }

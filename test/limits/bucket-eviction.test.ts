@@ -3,7 +3,7 @@ import { SLOT_MS } from "../../src/limits/minute-window.ts";
 import { RateLimiter } from "../../src/limits/rate-limiter.ts";
 import { adminCreateToken, adminCreateUser, bearer } from "../helpers/common.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
-import { FREE, principal } from "./_support.ts";
+import { FREE, principal, refusal } from "./_support.ts";
 
 /**
  * The rate limiter lets go of a bucket that holds nothing any more (nothing used here or by
@@ -65,6 +65,16 @@ test("another instance's windows hold a bucket until they age out", () => {
   rates.setPeerWindows("inst_b", { bucket: "user:u5", requests: [Math.floor(clock / SLOT_MS), 2], tokens: [] });
   rates.evictIdle();
   expect(rates.size).toBe(1);
+  clock += 61_000;
+  rates.evictIdle();
+  expect(rates.size).toBe(0);
+});
+
+test("windows another machine wrote with its clock an hour ahead count for a minute from when they are read, and then let the bucket go", () => {
+  const rates = new RateLimiter(() => clock);
+  rates.setPeerWindows("inst_ahead", { bucket: "user:u6", requests: [Math.floor((clock + 3_600_000) / SLOT_MS), 10], tokens: [] });
+  const limited = refusal(() => rates.admit(principal("u6"), FREE, 0));
+  expect(limited.headers?.["retry-after"]).toBe("60");
   clock += 61_000;
   rates.evictIdle();
   expect(rates.size).toBe(0);

@@ -52,13 +52,27 @@ test("a window made from published entries counts those still in the minute, wha
   expect(window.latestUsedSlot(T0)).toBe(SLOT);
 });
 
-test("a clock that steps back keeps counting what was taken after it", () => {
+test("a clock that steps back keeps counting what was taken after it, as if taken now: for a minute, not until a minute after its own slot", () => {
   const window = new MinuteWindow();
-  window.add(4, T0 + 10_000, T0 + 10_000);
+  window.add(4, T0 + 3_600_000, T0 + 3_600_000);
+  // The clock steps back an hour.
   expect(window.used(T0)).toBe(4);
-  window.add(1, T0, T0);
-  expect(window.used(T0 + 10_000)).toBe(5);
-  expect(window.entries(T0 + 10_000)).toEqual([SLOT, 1, SLOT + 100, 4]);
+  window.add(1, T0 + 100, T0 + 100);
+  expect(window.entries(T0 + 100)).toEqual([SLOT, 4, SLOT + 1, 1]);
+  expect(msUntilEmpty([window], T0 + 100)).toBe(WINDOW_MS);
+  expect(window.used(T0 + WINDOW_MS)).toBe(1);
+});
+
+test("after the clock went back, taking back finds nothing in the later slot a reservation was moved out of, and never takes a slot below nothing", () => {
+  const window = new MinuteWindow();
+  window.add(100, T0 + 3_600_000, T0 + 3_600_000);
+  expect(window.used(T0)).toBe(100);
+  // Its settlement names the slot it was taken in, an hour ahead: the reservation counts whole.
+  window.add(-70, T0 + 3_600_000, T0 + 1_000);
+  expect(window.used(T0 + 1_000)).toBe(100);
+  window.add(-500, T0, T0 + 2_000);
+  expect(window.used(T0 + 2_000)).toBe(0);
+  expect(window.entries(T0 + 2_000)).toEqual([]);
 });
 
 test("a busy window holds at most a minute of slots however long it runs", () => {

@@ -105,3 +105,54 @@ test("seeded runs of admissions, settlements and limit changes agree with the mo
   for (let seed = 1; seed <= 20; seed++) run(seed);
 });
 
+/**
+ * A run whose clock steps back now and then (as NTP may step it), beside the real time that
+ * passes: whatever the steps, no refusal asks for a wait past a minute, no header counts
+ * outside the limit, and no 59.9 s of real time admits more requests than the limit.
+ */
+function runWithStepsBack(seed: number): void {
+  const random = seededRandom(seed);
+  const limits: Limits = { requestsPerMinute: 10, tokensPerMinute: 1000 };
+  let real = 0;
+  let offset = Date.parse("2026-11-21T10:00:00Z");
+  const rates = new RateLimiter(() => real + offset);
+  const admittedAt: number[] = [];
+  const pending: RateGrant[] = [];
+  for (let step = 0; step < 2_000; step++) {
+    const at = `seed ${seed} step ${step}`;
+    const roll = random();
+    if (roll < 0.3) {
+      real += Math.floor(random() * 4_000);
+    } else if (roll < 0.33) {
+      offset -= Math.floor(random() * 3_600_000);
+    } else if (roll < 0.5 && pending.length > 0) {
+      pending.splice(Math.floor(random() * pending.length), 1)[0]!.settle(Math.floor(random() * 600));
+    } else {
+      let headers: Record<string, string>;
+      try {
+        const grant = rates.admit(principal("u"), limits, Math.floor(random() * 300));
+        pending.push(grant);
+        admittedAt.push(real);
+        headers = grant.headers;
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        headers = error.headers as Record<string, string>;
+        expect({ at, retryAfterAtMostAMinute: Number(headers["retry-after"]) <= 60 }).toEqual({ at, retryAfterAtMostAMinute: true });
+      }
+      for (const kind of ["requests", "tokens"] as const) {
+        const limit = kind === "requests" ? limits.requestsPerMinute : limits.tokensPerMinute;
+        const remaining = Number(headers[`x-ratelimit-remaining-${kind}`]);
+        expect({ at, kind, remainingWithinLimit: remaining >= 0 && remaining <= limit }).toEqual({ at, kind, remainingWithinLimit: true });
+        expect({ at, kind, resetAtMostAMinute: msOf(headers[`x-ratelimit-reset-${kind}`]!) <= 60_000 }).toEqual({ at, kind, resetAtMostAMinute: true });
+      }
+    }
+  }
+  for (const start of admittedAt) {
+    const inSpan = admittedAt.filter((at) => at >= start && at < start + 59_900).length;
+    expect({ seed, start, atMostTheLimit: inSpan <= limits.requestsPerMinute }).toEqual({ seed, start, atMostTheLimit: true });
+  }
+}
+
+test("a clock that steps back never makes a wait or a reset longer than a minute, nor lets more than the limit through in a minute of real time", () => {
+  for (let seed = 1; seed <= 20; seed++) runWithStepsBack(seed);
+});
