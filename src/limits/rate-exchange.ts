@@ -124,7 +124,8 @@ export class RateExchange {
       try {
         await writeTransaction(this.db, async (trx) => {
           await upsertRateWindows(trx, this.instance.id, mine.slice(start, start + ROWS_PER_TURN), at);
-          if (last) await pruneRateWindows(trx, at - WINDOW_MS);
+          // A minute before now, not before `at`: after the clock stepped back `at` runs ahead of it, and would delete rows that still count.
+          if (last) await pruneRateWindows(trx, this.now() - WINDOW_MS);
         });
       } catch (error) {
         this.limiter.returnChanged(mine.slice(start));

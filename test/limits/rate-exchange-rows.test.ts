@@ -37,9 +37,9 @@ async function writeRow(instance: string, bucket: string, requests: WindowEntrie
 }
 
 /** A new instance on the database: its limiter and exchange, seeded. */
-async function start(alone: boolean): Promise<{ rates: RateLimiter; exchange: RateExchange }> {
-  const rates = new RateLimiter(() => clock);
-  const exchange = new RateExchange(database.db, rates, { id: `inst_${crypto.randomUUID().slice(0, 8)}`, alone }, () => clock);
+async function start(alone: boolean, now = () => clock): Promise<{ rates: RateLimiter; exchange: RateExchange }> {
+  const rates = new RateLimiter(now);
+  const exchange = new RateExchange(database.db, rates, { id: `inst_${crypto.randomUUID().slice(0, 8)}`, alone }, now);
   await exchange.seed();
   return { rates, exchange };
 }
@@ -102,4 +102,18 @@ test("rows another instance writes, a page per transaction, while this one reads
   // 8 of 100 taken elsewhere, and this one: 91 left in every bucket.
   const left = new Set(users.map((user) => reader.rates.admit(principal(user), limits, 0).headers["x-ratelimit-remaining-requests"]));
   expect([...left]).toEqual(["91"]);
+});
+
+test("an instance whose clock stepped back deletes no row of another that still counts", async () => {
+  // Ten minutes ahead, until the clock is stepped back: its writes keep their order, so they stay dated ahead.
+  let stepped = clock + 600_000;
+  const ahead = await start(true, () => stepped);
+  ahead.rates.admit(principal("c1"), FREE, 0);
+  await ahead.exchange.run();
+  stepped = clock;
+  await writeRow("inst_live", "user:c2", [SLOT, 4]);
+  ahead.rates.admit(principal("c1"), FREE, 0);
+  await ahead.exchange.run();
+  const { rates } = await start(true);
+  expect(remaining(rates, "c2")).toBe("5");
 });
