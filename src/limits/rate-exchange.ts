@@ -37,7 +37,8 @@ export interface ExchangingInstance {
  * A row is the whole of its writer's window of a bucket, so an instance that starts reads the
  * rows of the last minute (`seed`), whoever wrote them: one beside others, or one that follows
  * an instance that stopped, or died after its last exchange, does not start with empty windows.
- * An instance alone on its database reads nothing, but still writes, for whichever gateway
+ * An instance alone on its database reads nothing after its first exchange alone (which
+ * reads what the instances that just left wrote last), but still writes, for whichever gateway
  * starts next; at a graceful stop it writes once more (`retire`). Rows are deleted, by any
  * instance, once a minute old, when all they held has aged out.
  */
@@ -45,6 +46,8 @@ export class RateExchange {
   #reads = new PeerReads(WINDOW_MS);
   /** The time of this instance's last write transaction. */
   #writtenAt = 0;
+  /** Whether the last exchange found this instance alone, and so read nothing. */
+  #wasAlone = false;
   /** The exchange or retirement under way: they take turns, so their writes' times keep their order. */
   #busy: Promise<void> = Promise.resolve();
 
@@ -64,8 +67,8 @@ export class RateExchange {
   }
 
   /**
-   * One exchange (only the write when this instance is alone), then the buckets that hold
-   * nothing are let go, at the same cadence.
+   * One exchange (only the write when this instance is alone, after one last read), then the
+   * buckets that hold nothing are let go, at the same cadence.
    */
   run(): Promise<void> {
     return this.#inTurn(async () => {
@@ -103,10 +106,15 @@ export class RateExchange {
       // Nobody reads the rows meanwhile, but the next gateway to start does (seed): written,
       // they outlive a lone gateway killed without a graceful stop, which would otherwise leave
       // its successor empty windows. Nothing admitted, nothing written: an idle gateway stays idle.
-      this.#reads.clear();
       if (mine.length > 0) await this.#write(mine);
+      // The instances gone since the last read wrote their last rows before they went (one that
+      // retires, as it stops): read once more, so those count here for the rest of their minute.
+      if (!this.#wasAlone) await this.#read();
+      this.#wasAlone = true;
+      this.#reads.clear();
       return;
     }
+    this.#wasAlone = false;
     await this.#write(mine);
     await this.#read();
   }

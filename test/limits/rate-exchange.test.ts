@@ -135,10 +135,12 @@ test("the rows of an instance found dead stay for their minute, and go once a mi
   expect(a.services.instance.alone).toBe(true);
   expect((await rowsOf(b)).length).toBeGreaterThan(0);
 
-  // A drained bucket in a row of some other writer: an instance alone does not read it.
+  // A drained bucket in a row of some other writer, after the first exchange alone (which reads once what the others left): an instance alone does not read it.
+  await a.services.rateExchange.run();
   const other = await keyOnPlan("pro");
   const foreign = { instance_id: "inst_elsewhere", bucket: `user:${other.userId}`, windows: JSON.stringify({ base: Math.floor(Date.now() / SLOT_MS), requests: [0, 600], tokens: [] }) };
   await a.database.db.insertInto("rate_windows").values({ ...foreign, updated_at: Date.now() }).execute();
+  await a.services.rateExchange.run();
   const unread = await chat(a, other.key);
   expect(unread.status).toBe(200);
   expect(unread.headers.get("x-ratelimit-remaining-requests")).toBe("599");
@@ -172,18 +174,39 @@ test("an instance that retires writes the windows that changed since its last ex
 
 test("an instance restarting beside another begins from its predecessor's windows, after the other's clean-up found it gone", async () => {
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_004) });
-  await whenFeedSees(a, false);
-  const { key } = await keyOnPlan("free");
-  for (let i = 0; i < 10; i++) expect((await chat(b, key)).status).toBe(200);
+  const key = await drainedOnB();
 
   // `b` restarts: it stops gracefully, and `a` cleans up after it before the new one starts.
-  await b.services.rateExchange.retire();
-  await b.services.instance.retire();
-  await b.close({ keepFiles: true });
+  await stopGracefully(b);
   await a.services.instance.heartbeat();
   b = await startTestGateway({ dir: a.dir, identity: processes.identity(4_100_005) });
   await expectRefused(await chat(b, key));
 });
+
+test("an instance left alone counts the windows the one that retired wrote last, for the rest of their minute", async () => {
+  const key = await drainedOnB();
+
+  // `b` stops, writing its windows as it goes; `a`'s next poll finds itself alone, and exchanges.
+  await stopGracefully(b);
+  await whenFeedSees(a, true);
+  await a.services.rateExchange.run();
+  await expectRefused(await chat(a, key));
+});
+
+/** A free-plan key whose 10 requests `b` served, once `a` knows of `b`. */
+async function drainedOnB(): Promise<string> {
+  await whenFeedSees(a, false);
+  const { key } = await keyOnPlan("free");
+  for (let i = 0; i < 10; i++) expect((await chat(b, key)).status).toBe(200);
+  return key;
+}
+
+/** What a gateway does at a graceful stop, in its order: its last windows, its record, then the server. */
+async function stopGracefully(gw: TestGateway): Promise<void> {
+  await gw.services.rateExchange.retire();
+  await gw.services.instance.retire();
+  await gw.close({ keepFiles: true });
+}
 
 async function expectRefused(response: Response): Promise<void> {
   expect(response.status).toBe(429);
