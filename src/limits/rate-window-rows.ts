@@ -23,14 +23,20 @@ function encode(requests: WindowEntries, tokens: WindowEntries): string {
   return JSON.stringify({ base: Number.isFinite(base) ? base : 0, requests: offsets(requests), tokens: offsets(tokens) } satisfies WindowsColumn);
 }
 
-/** The entries of a column's flat list, or null when it is not one (a row damaged by hand). */
+/**
+ * The entries of a column's flat list, or null when it is not one (a row damaged by hand). An
+ * amount below zero is never written (a settlement takes back at most its reservation): read,
+ * it would give its bucket room on every instance.
+ */
 function decodeEntries(base: unknown, numbers: unknown): number[] | null {
   if (typeof base !== "number" || !Array.isArray(numbers) || numbers.length % 2 !== 0) return null;
   const entries: number[] = new Array(numbers.length);
   for (let index = 0; index < numbers.length; index++) {
     const number: unknown = numbers[index];
     if (typeof number !== "number" || !Number.isFinite(number)) return null;
-    entries[index] = index % 2 === 0 ? base + number : number;
+    const isSlot = index % 2 === 0;
+    if (!isSlot && number < 0) return null;
+    entries[index] = isSlot ? base + number : number;
   }
   return entries;
 }

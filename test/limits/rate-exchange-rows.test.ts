@@ -69,6 +69,15 @@ test("a later row of an instance takes the place of its earlier one; a row whose
   expect(remaining(rates, "s6")).toBe("6");
 });
 
+test("a row damaged to hold a negative amount is passed over rather than giving its bucket room", async () => {
+  const windows = JSON.stringify({ base: SLOT, requests: [0, -5], tokens: [] });
+  await database.db.insertInto("rate_windows").values({ instance_id: "inst_minus", bucket: "user:s8", updated_at: clock, windows }).execute();
+  await writeRow("inst_x", "user:s8", [SLOT, 3]);
+  const { rates } = await start(true);
+  // inst_x's 3 and this one.
+  expect(remaining(rates, "s8")).toBe("6");
+});
+
 test("a row read again, not rewritten since, is not counted twice", async () => {
   await writeRow("inst_w", "user:s7", [SLOT, 1]);
   const { rates, exchange } = await start(false);
