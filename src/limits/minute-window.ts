@@ -78,8 +78,7 @@ export class MinuteWindow {
       this.#amounts[index]! += added;
       this.#sum += added;
     } else if (amount > 0) {
-      this.#slots.splice(index + 1, 0, slot);
-      this.#amounts.splice(index + 1, 0, amount);
+      this.#insert(index + 1, slot, amount);
       this.#sum += amount;
     }
   }
@@ -132,6 +131,17 @@ export class MinuteWindow {
     }
   }
 
+  /** Puts a new entry at `index`: pushed when it is the newest, as nearly every one is; a splice would make an array of what it removes, for each. */
+  #insert(index: number, slot: number, amount: number): void {
+    if (index === this.#slots.length) {
+      this.#slots.push(slot);
+      this.#amounts.push(amount);
+    } else {
+      this.#slots.splice(index, 0, slot);
+      this.#amounts.splice(index, 0, amount);
+    }
+  }
+
   /** Moves what the slots after `current` hold into `current`, the newest entry. */
   #countLaterAsNow(current: number): void {
     let later = 0;
@@ -139,12 +149,8 @@ export class MinuteWindow {
     for (; index >= this.#first && this.#slots[index]! > current; index--) later += this.#amounts[index]!;
     this.#slots.length = index + 1;
     this.#amounts.length = index + 1;
-    if (index >= this.#first && this.#slots[index] === current) {
-      this.#amounts[index]! += later;
-    } else {
-      this.#slots.push(current);
-      this.#amounts.push(later);
-    }
+    if (index >= this.#first && this.#slots[index] === current) this.#amounts[index]! += later;
+    else this.#insert(index + 1, current, later);
   }
 }
 
