@@ -59,7 +59,10 @@ export interface RateWindowsTable {
   /** `user:<id>` or `key:<id>`, as the rate limiter names its buckets. */
   bucket: string;
   updated_at: number;
-  /** `{"requests":[[slot,n],...],"tokens":[[slot,n],...]}`: amounts by one-second slot (ms / 1000). */
+  /**
+   * `{"base":slot,"requests":[offset,n,...],"tokens":[offset,n,...]}`: amounts by 100 ms slot
+   * (ms / 100), each slot written as its offset from `base` (src/limits/rate-window-rows.ts).
+   */
   windows: string;
 }
 

@@ -168,9 +168,9 @@ export class RateLimiter {
   }
 
   /**
-   * The own windows of every bucket whose windows changed since the last take (all of them
-   * on the first), to publish: a published window is the whole of what this instance admitted
-   * from the bucket in the last minute, so a bucket that did not change needs no new row.
+   * The own windows of every bucket whose windows changed since the last take, to publish: a
+   * published window is the whole of what this instance admitted from the bucket in the last
+   * minute, so a bucket that did not change needs no new row.
    */
   takeChanged(): PublishedWindows[] {
     const now = this.now();

@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { bearer, exactCostBody, openReadOnly, PRICE_BODY, waitFor, type GatewayProcess } from "../billing/_support.ts";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
+import { totalsOf, type RowTotals } from "./_support.ts";
 
 /**
  * Helpers of the rate-limit tests on real gateway processes sharing one database file in
@@ -54,20 +55,10 @@ export function readFile<T>(dir: string, read: (db: ReturnType<typeof openReadOn
   }
 }
 
-/** What a row of rate_windows holds in all: the sums of its requests and tokens windows. */
-export interface RowTotals {
-  requests: number;
-  tokens: number;
-}
-
 /** `gw`'s row of rate_windows for `bucket`, in sums, found through its pid while its instance is registered. */
 export function rateRow(dir: string, gw: GatewayProcess, bucket: string): RowTotals | undefined {
   const row = readFile(dir, (db) => db.query("select r.windows from rate_windows r join instances i on i.id = r.instance_id where i.pid = ? and r.bucket = ?").get(gw.pid, bucket)) as { windows: string } | null;
-  if (!row) return undefined;
-  // Flat (slot offset, amount) lists: the amounts are every second number.
-  const { requests, tokens } = JSON.parse(row.windows) as Record<keyof RowTotals, number[]>;
-  const sum = (numbers: number[]) => numbers.reduce((total, number, index) => (index % 2 === 1 ? total + number : total), 0);
-  return { requests: sum(requests), tokens: sum(tokens) };
+  return row ? totalsOf(row) : undefined;
 }
 
 /** Resolves once `gw` has finished an exchange that began after this call (see the file's comment). */

@@ -34,3 +34,17 @@ export function refusal(run: () => unknown): GatewayError {
   }
   throw new Error("admitted");
 }
+
+/** What a row of rate_windows holds in all: the sums of its requests and tokens windows. */
+export interface RowTotals {
+  requests: number;
+  tokens: number;
+}
+
+/** The sums of a rate_windows row's windows. */
+export function totalsOf(row: { windows: string }): RowTotals {
+  // Flat (slot offset, amount) lists: the amounts are every second number.
+  const { requests, tokens } = JSON.parse(row.windows) as Record<keyof RowTotals, number[]>;
+  const sum = (numbers: number[]) => numbers.reduce((total, number, index) => (index % 2 === 1 ? total + number : total), 0);
+  return { requests: sum(requests), tokens: sum(tokens) };
+}

@@ -89,7 +89,7 @@ test("a row read again, not rewritten since, is not counted twice", async () => 
 test("rows another instance writes, a page per transaction, while this one reads them a page per statement, are all charged", async () => {
   // Two instances sharing the test's connection (two connections in one thread would wait on
   // each other's locks): their statements interleave between pages. The clock stands still, so
-  // nothing refills; the writer's transactions still each get a later time.
+  // nothing ages out; the writer's transactions still each get a later time.
   const reader = await start(false);
   const writer = await start(false);
   // Three pages of buckets, at 100 requests a minute; the writer admits 2 from each per round.

@@ -4,11 +4,12 @@ import { SLOT_MS } from "../../src/limits/minute-window.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { adminCreateToken, adminCreateUser, bearer } from "../helpers/common.ts";
 import { fakeProcesses, whenFeedSees } from "../billing/_inprocess.ts";
+import { totalsOf } from "./_support.ts";
 
 /**
  * Rate limits shared by in-process gateways on one database file (src/limits/rate-exchange.ts),
- * each exchange run by hand so every step is seen: one alone writes its windows and reads
- * nothing; one that starts counts the windows of the last minute at once; two count each
+ * each exchange run by hand so every step is seen: one alone writes its windows and, after
+ * one last read of what the others left, reads nothing; one that starts counts the windows of the last minute at once; two count each
  * other's; the rows of one that died or retired stay for their minute, and go once a minute old.
  * The same with real processes, on the change feed's timer, is in two-processes.test.ts and
  * fresh-instance.test.ts.
@@ -42,14 +43,6 @@ const chat = (gw: TestGateway, key: string, extra: object = {}) =>
   });
 
 const rowsOf = (gw: TestGateway) => a.database.db.selectFrom("rate_windows").selectAll().where("instance_id", "=", gw.services.instance.id).execute();
-
-/** The sum of a row's requests and tokens windows. */
-function totalsOf(row: { windows: string }): { requests: number; tokens: number } {
-  // Flat (slot offset, amount) lists: the amounts are every second number.
-  const { requests, tokens } = JSON.parse(row.windows) as Record<"requests" | "tokens", number[]>;
-  const sum = (numbers: number[]) => numbers.reduce((total, number, index) => (index % 2 === 1 ? total + number : total), 0);
-  return { requests: sum(requests), tokens: sum(tokens) };
-}
 
 const rowOfBucket = async (gw: TestGateway, bucket: string) => (await rowsOf(gw)).find((row) => row.bucket === bucket);
 
