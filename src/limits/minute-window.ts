@@ -131,7 +131,10 @@ export class MinuteWindow {
     }
   }
 
-  /** Puts a new entry at `index`: pushed when it is the newest, as nearly every one is; a splice would make an array of what it removes, for each. */
+  /**
+   * Puts a new entry at `index`: pushed when it is the newest, as nearly every one is (a splice
+   * makes an array of what it removes, each time).
+   */
   #insert(index: number, slot: number, amount: number): void {
     if (index === this.#slots.length) {
       this.#slots.push(slot);
