@@ -6,8 +6,8 @@ import type { Migration } from "./index.ts";
  * (src/limits/minute-window.ts). Each instance publishes, per bucket (`user:<id>` or
  * `key:<id>`), what it admitted itself in the last minute, by 100 ms slot, as JSON (see
  * RateWindowsTable): the others count it until it ages out, so a row is the whole of its
- * writer's state, not a running total, and one a minute old holds nothing. Keyed by instance first: each instance writes its own rows and reads the
- * others'. rate_usage (totals and bucket levels) is dropped: what it held was at most a
+ * writer's state, not a running total, and one a minute old holds nothing. Keyed by instance
+ * first: each instance writes its own rows and reads the others'. rate_usage (totals and bucket levels) is dropped: what it held was at most a
  * minute old, so the first start after this migration begins with empty windows.
  */
 export const rateWindows: Migration = {
