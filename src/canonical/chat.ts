@@ -269,6 +269,8 @@ export interface StreamFailure {
   message: string;
   status?: number;
   timedOut?: true;
+  /** The model's answer is of no use to the caller (see UpstreamFailure's `unusable`). */
+  unusable?: true;
 }
 
 /** An answer's parts with its refusal's words as text after them, for a format with no place of its own for a refusal. */

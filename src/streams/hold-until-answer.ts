@@ -1,5 +1,5 @@
-import type { StreamPart } from "../canonical/chat.ts";
-import { UpstreamError } from "../upstreams/upstream-error.ts";
+import type { StreamFailure, StreamPart } from "../canonical/chat.ts";
+import { UpstreamError, type UpstreamFailure } from "../upstreams/upstream-error.ts";
 import type { BatchSource } from "./batch-source.ts";
 
 /**
@@ -21,6 +21,12 @@ function isAnswer(part: StreamPart): boolean {
 }
 
 const WAIT_OVER = Symbol("wait over");
+
+function failureKindOf(failure: StreamFailure): UpstreamFailure {
+  if (failure.timedOut) return "timeout";
+  if (failure.unusable) return "unusable";
+  return failure.status ? "status" : "protocol";
+}
 
 /**
  * Reads a supervised stream (one whose failures come as an error part) until the first part
@@ -59,7 +65,7 @@ export async function holdUntilAnswer(
       const failure = batch.find((part, i) => part.type === "error" && (answered === -1 || i < answered));
       // The supervisor has already stopped the upstream read. An error event that named its
       // status counts as that status answered before the headers: a 400 is the caller's.
-      if (failure?.type === "error") throw new UpstreamError(failure.timedOut ? "timeout" : failure.status ? "status" : "protocol", failure.message, failure.status);
+      if (failure?.type === "error") throw new UpstreamError(failureKindOf(failure), failure.message, failure.status);
       held.push(...batch);
       if (answered !== -1) break;
     }

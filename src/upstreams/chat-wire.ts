@@ -21,6 +21,12 @@ export interface ChatWire<S extends v.GenericSchema> {
    */
   hasAnswer?(response: v.InferOutput<S>): boolean;
   /**
+   * Why a whole response, though an answer, gives a caller of another format nothing to use
+   * (see UpstreamFailure's `unusable`); undefined when it does. A caller of the upstream's own
+   * format gets it as sent, as it would from the provider.
+   */
+  unusableWhenTranslated?(response: v.InferOutput<S>): string | undefined;
+  /**
    * For one stream of `answers` answers, whether a native event finishes the last of them
    * while the stream may go on (Gemini's, which has no end event): a passthrough relay holds
    * it and what follows until the body ends.
@@ -44,8 +50,10 @@ export async function readChatResponse<S extends v.GenericSchema>(
   const parsed = v.safeParse(wire.responseSchema, json);
   if (!parsed.success) throw new UpstreamError("protocol", "upstream sent a chat response of an unexpected shape");
   if (wire.hasAnswer?.(parsed.output) === false) throw new UpstreamError("protocol", "upstream sent a chat response without an answer");
-  const canonical = wire.toCanonical(parsed.output, call.now());
-  return request.native?.format === wire.format ? { ...canonical, native: json as Record<string, unknown> } : canonical;
+  if (request.native?.format === wire.format) return { ...wire.toCanonical(parsed.output, call.now()), native: json as Record<string, unknown> };
+  const unusable = wire.unusableWhenTranslated?.(parsed.output);
+  if (unusable) throw new UpstreamError("unusable", unusable);
+  return wire.toCanonical(parsed.output, call.now());
 }
 
 /**

@@ -1,7 +1,11 @@
 import { GatewayError } from "../errors/gateway-error.ts";
 
-/** How an upstream call failed; decides failover and what the caller sees. */
-export type UpstreamFailure = "connect" | "timeout" | "status" | "protocol";
+/**
+ * How an upstream call failed; decides failover and what the caller sees. `unusable`: the
+ * upstream answered, but the model's answer gives a caller of another format nothing to use
+ * (Gemini's MALFORMED_FUNCTION_CALL: a call it began and could not write).
+ */
+export type UpstreamFailure = "connect" | "timeout" | "status" | "protocol" | "unusable";
 
 /** A failed upstream call, typed at the adapter boundary. Its message never holds a secret. */
 export class UpstreamError extends Error {
@@ -25,9 +29,12 @@ export class UpstreamError extends Error {
    * DeepSeek and OpenRouter answer; the caller's own balance was checked by the gateway). So are protocol failures: a 2xx body that broke off or is not
    * the API's answer is seen before any byte reaches the caller, and counting it as a
    * failure lets the breaker cool a channel that answers 200 with garbage. A 400-class error
-   * about the request itself would fail everywhere, so it is final.
+   * about the request itself would fail everywhere, so it is final. So is an unusable
+   * answer: the model's doing, not the channel's, it must not cool a healthy channel, and
+   * the caller's 502 is one the official SDKs retry by themselves.
    */
   get retryable(): boolean {
+    if (this.failure === "unusable") return false;
     if (this.failure !== "status") return true;
     const status = this.upstreamStatus ?? 0;
     return (status >= 300 && status < 400) || (status >= 401 && status <= 403) || status === 404 || status === 408 || status === 429 || status >= 500;

@@ -140,3 +140,64 @@ describe("a whole answer with nothing in it is a 502, translated or passed throu
     expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
   });
 });
+
+describe("a Gemini answer that ends in a function call the model could not write", () => {
+  const gemini = KINDS[2];
+  const MALFORMED = {
+    candidates: [{ finishReason: "MALFORMED_FUNCTION_CALL", index: 0, finishMessage: "Malformed function call: get_weather(city=" }],
+    usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 },
+    modelVersion: "gemini-2.0-flash",
+  };
+  const sse = (...chunks: object[]) => new Response(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\r\n\r\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+  const chat = (model: string, stream = false) =>
+    gw.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: bearer(gw.demoKey),
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "weather in Paris?" }], stream }),
+      signal: AbortSignal.timeout(5_000),
+    });
+
+  test("is a 502 for an openai caller, not an empty answer that stopped, and leaves the channel in rotation", async () => {
+    let calls = 0;
+    const model = await modelAnswering(gemini, () => (calls++, Response.json(MALFORMED)));
+    for (let i = 1; i <= 4; i++) {
+      const response = await chat(model);
+      expect(response.status).toBe(502);
+      expect((await response.json()).error).toEqual({
+        message: "Upstream failed: the model began a function call it could not complete (Gemini's MALFORMED_FUNCTION_CALL); a retry may succeed",
+        type: "upstream_error",
+        code: 502,
+      });
+      expect(response.headers.get("x-gateway-attempts")).toBe("1");
+      expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
+      // Past the breaker's 3 failures in a row, the channel still takes every request.
+      expect(calls).toBe(i);
+    }
+  });
+
+  test("streamed, it is the same 502 before any byte; after text, the stream ends with an error", async () => {
+    const model = await modelAnswering(gemini, () => sse(MALFORMED));
+    const held = await chat(model, true);
+    expect(held.status).toBe(502);
+    expect((await held.json()).error.message).toContain("MALFORMED_FUNCTION_CALL");
+
+    const afterText = await modelAnswering(gemini, () => sse({ candidates: [{ content: { role: "model", parts: [{ text: "Let me check." }] }, index: 0 }] }, MALFORMED));
+    const response = await chat(afterText, true);
+    expect(response.status).toBe(200);
+    const events = (await response.text()).split("\n").filter((line) => line.startsWith("data: {")).map((line) => JSON.parse(line.slice(6)));
+    expect(events.map((event) => event.choices?.[0]?.delta?.content ?? "").join("")).toBe("Let me check.");
+    expect(events.at(-1).error.message).toContain("MALFORMED_FUNCTION_CALL");
+    expect(events.some((event) => event.choices?.[0]?.finish_reason === "stop")).toBe(false);
+  });
+
+  test("reaches a gemini caller as Gemini sent it", async () => {
+    const model = await modelAnswering(gemini, () => Response.json(MALFORMED));
+    const response = await gw.fetch(`/v1beta/models/${model}:generateContent`, {
+      method: "POST",
+      headers: bearer(gw.demoKey),
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "weather in Paris?" }] }] }),
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json()).candidates).toEqual(MALFORMED.candidates);
+  });
+});

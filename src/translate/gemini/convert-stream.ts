@@ -7,7 +7,7 @@ import { parseStreamEvent, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { finishedAnswers } from "../finished-answers.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
-import { mapGeminiFinishReason, toGeminiFinishReason } from "./map-finish-reason.ts";
+import { mapGeminiFinishReason, toGeminiFinishReason, unusableGeminiFinish } from "./map-finish-reason.ts";
 import { contentOfCandidate, finishReasonOfGemini, GeminiResponseSchema, usageFromGemini, usageToGemini } from "./convert-response.ts";
 
 /**
@@ -76,7 +76,10 @@ export function decodeGeminiChunks(now: () => number, native = false, answers = 
         return;
       }
       if (usage && !usageGiven) controller.enqueue({ type: "usage", usage });
-      controller.enqueue({ type: "finish", finishReason: mapGeminiFinishReason(finish, toolCalls > 0) });
+      // A Gemini caller gets Gemini's own ending, relayed; another, an answer it could not use.
+      const unusable = native ? undefined : unusableGeminiFinish(finish);
+      if (unusable) controller.enqueue({ type: "error", message: unusable, unusable: true });
+      else controller.enqueue({ type: "finish", finishReason: mapGeminiFinishReason(finish, toolCalls > 0) });
     },
   };
 }

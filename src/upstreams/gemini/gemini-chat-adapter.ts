@@ -10,6 +10,7 @@ import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
 import { decodeGeminiChunks } from "../../translate/gemini/convert-stream.ts";
 import { finishesGeminiAnswers } from "../../translate/gemini/relay-native.ts";
+import { unusableGeminiFinish } from "../../translate/gemini/map-finish-reason.ts";
 
 const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   format: "gemini",
@@ -17,6 +18,7 @@ const GEMINI_WIRE: ChatWire<typeof GeminiResponseSchema> = {
   toCanonical: convertGeminiResponseToCanonical,
   // A blocked prompt has no candidates, and promptFeedback.blockReason says why.
   hasAnswer: (response) => (response.candidates?.length ?? 0) > 0 || response.promptFeedback?.blockReason !== undefined,
+  unusableWhenTranslated: (response) => unusableGeminiFinish(response.candidates?.[0]?.finishReason),
   finishesAnswers: finishesGeminiAnswers,
   decodeStream: decodeGeminiChunks,
 };
