@@ -195,6 +195,38 @@ describe("settings inside the messages and tools, and a caller's headers, that o
     expect(answered.response.headers.get("x-gateway-warnings")).toBeNull();
   });
 
+  test("gemini caller: a last model content, several in a row being one turn, is named as contents; one left empty is no turn", async () => {
+    const generate = (contents: unknown[]) =>
+      world.gw.fetch(`/v1beta/models/${MODELS.anthropic}:generateContent`, { method: "POST", headers: bearer(world.key), body: JSON.stringify({ contents }) });
+    const question = { role: "user", parts: [{ text: "Give me JSON" }] };
+    const response = await generate([question, { role: "model", parts: [{ text: "{" }] }, { role: "model", parts: [{ text: '"a":' }] }]);
+    expect(response.status).toBe(200);
+    expect(warningsOf(response)).toContain("contents: ends with an assistant turn, which the upstream continues as the start of its answer (a prefill)");
+    expect(onlyRequest(world, "anthropic").body.messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "{" }, { type: "text", text: '"a":' }] });
+
+    const blank = await generate([question, { role: "model", parts: [{ text: " " }] }]);
+    expect(blank.status).toBe(200);
+    expect(blank.headers.get("x-gateway-warnings")).toBeNull();
+  });
+
+  test("responses caller: a last assistant message is named as input", async () => {
+    const input = [{ role: "user" as const, content: "Give me JSON" }, { role: "assistant" as const, content: "{" }];
+    const { response } = await world.openai.responses.create({ model: MODELS.anthropic, input, store: false }).withResponse();
+    expect(warningsOf(response)).toContain("input: ends with an assistant turn, which the upstream continues as the start of its answer (a prefill)");
+    expect(onlyRequest(world, "anthropic").body.messages.at(-1)).toEqual({ role: "assistant", content: [{ type: "text", text: "{" }] });
+
+    const answered = await world.openai.responses.create({ model: MODELS.anthropic, input: input.slice(0, 1), store: false }).withResponse();
+    expect(answered.response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+
+  test("gemini caller: counting the tokens of a conversation that ends with a model content names no prefill, as nothing is answered", async () => {
+    const contents = [{ role: "user", parts: [{ text: "Give me JSON" }] }, { role: "model", parts: [{ text: "{" }] }];
+    const response = await world.gw.fetch(`/v1beta/models/${MODELS.anthropic}:countTokens`, { method: "POST", headers: bearer(world.key), body: JSON.stringify({ contents }) });
+    expect(response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").path).toBe("/v1/messages/count_tokens");
+    expect(response.headers.get("x-gateway-warnings")).toBeNull();
+  });
+
   test("anthropic caller: a prefill is named for an openai upstream, which answers it with a turn of its own", async () => {
     const messages = [{ role: "user" as const, content: "Give me JSON" }, { role: "assistant" as const, content: "{" }];
     const { response } = await world.anthropic.messages.create({ model: MODELS.openai, max_tokens: 50, messages }).withResponse();

@@ -20,6 +20,9 @@ interface AnthropicMessage {
   content: Block[];
 }
 
+/** An Anthropic messages body, as built here. */
+type AnthropicRequest = Record<string, unknown> & { messages: AnthropicMessage[] };
+
 function imageBlockOf(url: string): Block {
   const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
   return data
@@ -60,18 +63,25 @@ function conversationFieldOf(request: ChatRequest): string {
 }
 
 /**
+ * Names a conversation that ends with an assistant turn (as sent, merged and without empty
+ * turns), for a request to be answered: Anthropic continues that turn as a prefill where the
+ * caller's own provider answers it with a new one. An Anthropic caller's prefill is meant as
+ * one, and a count of tokens continues nothing.
+ */
+export function warnOfContinuedTurn(request: ChatRequest, messages: readonly AnthropicMessage[], warnings: UpstreamWarnings): void {
+  if (messages.at(-1)?.role !== "assistant" || request.native?.format === "anthropic") return;
+  warnings.add(conversationFieldOf(request), "ends with an assistant turn, which the upstream continues as the start of its answer (a prefill); an upstream of the caller's format answers it with a turn of its own");
+}
+
+/**
  * A canonical request as an Anthropic messages body. System messages become `system`; tool
  * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
  */
-export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): Record<string, unknown> {
+export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): AnthropicRequest {
   const { system, turns } = systemAndTurns(request.messages, warnings);
   const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
-  // An Anthropic caller's own prefill is meant as one.
-  if (messages.at(-1)?.role === "assistant" && request.native?.format !== "anthropic") {
-    warnings.add(conversationFieldOf(request), "ends with an assistant turn, which the upstream continues as the start of its answer (a prefill); an upstream of the caller's format answers it with a turn of its own");
-  }
   const p = request.params;
-  const body: Record<string, unknown> = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
+  const body: AnthropicRequest = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
   if (system !== undefined) body.system = system;
   if (p.temperature !== undefined) {
     if (p.temperature > 1) warnings.add("temperature", `clamped from ${p.temperature} to 1, the upstream's maximum`);

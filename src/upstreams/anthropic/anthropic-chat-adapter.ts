@@ -6,7 +6,7 @@ import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
 import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
 import { withCallerBody } from "../caller-body.ts";
-import { convertCanonicalToAnthropicRequest } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
+import { convertCanonicalToAnthropicRequest, warnOfContinuedTurn } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
 import { decodeAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
 
@@ -36,7 +36,9 @@ function withAnthropicCallerBody(request: ChatRequest, translated: Record<string
 
 /** A messages body: translated from canonical, with a same-format caller's own body laid over it. */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
-  return withAnthropicCallerBody(request, convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings));
+  const translated = convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings);
+  warnOfContinuedTurn(request, translated.messages, call.warnings);
+  return withAnthropicCallerBody(request, translated);
 }
 
 /**
