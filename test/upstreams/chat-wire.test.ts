@@ -190,6 +190,94 @@ describe("a Gemini answer that ends in a function call the model could not write
     expect(events.some((event) => event.choices?.[0]?.finish_reason === "stop")).toBe(false);
   });
 
+  /** An anthropic or a responses caller's request for `model`, whole or streamed. */
+  const CALLERS = {
+    anthropic: (model: string, stream: boolean) => ({ path: "/v1/messages", body: { model, max_tokens: 50, messages: [{ role: "user", content: "weather in Paris?" }], stream } }),
+    responses: (model: string, stream: boolean) => ({ path: "/v1/responses", body: { model, input: "weather in Paris?", store: false, stream } }),
+  };
+  const ask = (caller: keyof typeof CALLERS, model: string, stream = false) => {
+    const { path, body } = CALLERS[caller](model, stream);
+    return gw.fetch(path, { method: "POST", headers: bearer(gw.demoKey), body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+  };
+  const LET_ME_CHECK = { candidates: [{ content: { role: "model", parts: [{ text: "Let me check." }] }, index: 0 }] };
+  const MALFORMED_AFTER_TEXT = { ...MALFORMED, usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 9, totalTokenCount: 21 } };
+  /** The events of an SSE body: each `data:` line's JSON with the name of its `event:` line, if any. */
+  const eventsOf = (text: string) =>
+    text.split("\n\n").filter((block) => block.includes("data: {")).map((block) => ({
+      name: /^event: (.*)$/m.exec(block)?.[1],
+      data: JSON.parse(/^data: (.*)$/m.exec(block)![1]!),
+    }));
+
+  test.each(["anthropic", "responses"] as const)("is the same 502 for the %s caller, whole or streamed before any byte, in its format's error shape, and cools no channel", async (caller) => {
+    let calls = 0;
+    const whole = await modelAnswering(gemini, () => (calls++, Response.json(MALFORMED)));
+    const streamed = await modelAnswering(gemini, () => (calls++, sse(MALFORMED)));
+    for (let i = 1; i <= 8; i++) {
+      const response = await ask(caller, i % 2 ? whole : streamed, i % 2 === 0);
+      expect(calls).toBe(i);
+      expect(response.status).toBe(502);
+      expect(response.headers.get("x-gateway-attempts")).toBe("1");
+      expect(response.headers.get("content-type")).toContain("application/json");
+      const body = await response.json();
+      expect(body.error).toEqual({
+        message: "Upstream failed: the model began a function call it could not complete (Gemini's MALFORMED_FUNCTION_CALL); a retry may succeed",
+        type: "upstream_error",
+        code: 502,
+      });
+      if (caller === "anthropic") expect(body.type).toBe("error");
+      expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, cost_micros: 0 });
+    }
+  });
+
+  test("after text, an anthropic caller's stream ends with an api_error event and no stop, its row a 502 billed by the usage Gemini reported", async () => {
+    const model = await modelAnswering(gemini, () => sse(LET_ME_CHECK, MALFORMED_AFTER_TEXT));
+    const response = await ask("anthropic", model, true);
+    expect(response.status).toBe(200);
+    const events = eventsOf(await response.text());
+    expect(events.filter((event) => event.name === "content_block_delta").map((event) => event.data.delta.text).join("")).toBe("Let me check.");
+    expect(events.at(-1)!.name).toBe("error");
+    expect(events.at(-1)!.data.error).toMatchObject({ type: "api_error" });
+    expect(events.at(-1)!.data.error.message).toContain("MALFORMED_FUNCTION_CALL");
+    expect(events.some((event) => event.name === "message_stop" || event.data.delta?.stop_reason)).toBe(false);
+    expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, prompt_tokens: 12, completion_tokens: 9 });
+  });
+
+  test("after text, a responses caller's stream ends with an error event and the Response failed, never completed", async () => {
+    const model = await modelAnswering(gemini, () => sse(LET_ME_CHECK, MALFORMED_AFTER_TEXT));
+    const response = await ask("responses", model, true);
+    expect(response.status).toBe(200);
+    const events = eventsOf(await response.text());
+    expect(events.filter((event) => event.name === "response.output_text.delta").map((event) => event.data.delta).join("")).toBe("Let me check.");
+    expect(events.slice(-2).map((event) => event.name)).toEqual(["error", "response.failed"]);
+    expect(events.at(-2)!.data.message).toContain("MALFORMED_FUNCTION_CALL");
+    expect(events.at(-1)!.data.response.status).toBe("failed");
+    expect(events.some((event) => event.name === "response.completed")).toBe(false);
+    expect(await onlyUsageRowOf(gw, response)).toMatchObject({ status: 502, prompt_tokens: 12, completion_tokens: 9 });
+  });
+
+  test("streamed to a gemini caller, it is relayed as sent, one candidate or several (candidateCount)", async () => {
+    const two = {
+      candidates: [
+        { content: { role: "model", parts: [{ text: "Sunny." }] }, finishReason: "STOP", index: 0 },
+        { finishReason: "UNEXPECTED_TOOL_CALL", index: 1 },
+      ],
+      usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 2, totalTokenCount: 14 },
+    };
+    for (const [sent, candidateCount] of [[MALFORMED, 1], [two, 2]] as const) {
+      const model = await modelAnswering(gemini, () => sse(sent));
+      const response = await gw.fetch(`/v1beta/models/${model}:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        headers: bearer(gw.demoKey),
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "weather in Paris?" }] }], generationConfig: { candidateCount } }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(response.status).toBe(200);
+      const events = eventsOf(await response.text());
+      expect(events.map((event) => event.data.candidates)).toEqual([sent.candidates]);
+      expect((await onlyUsageRowOf(gw, response)).status).toBe(200);
+    }
+  });
+
   test("reaches a gemini caller as Gemini sent it", async () => {
     const model = await modelAnswering(gemini, () => Response.json(MALFORMED));
     const response = await gw.fetch(`/v1beta/models/${model}:generateContent`, {
