@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { migrate } from "../../src/db/migrate.ts";
-import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
+import type { OpenDatabase } from "../../src/db/open-database.ts";
 import { SLOT_MS, type WindowEntries } from "../../src/limits/minute-window.ts";
 import { RateExchange } from "../../src/limits/rate-exchange.ts";
 import { RateLimiter } from "../../src/limits/rate-limiter.ts";
 import { upsertRateWindows } from "../../src/limits/rate-window-rows.ts";
+import { openTempDatabase, type TempDatabase } from "../helpers/temp-database.ts";
 import { FREE, principal } from "./_support.ts";
 
 /**
@@ -19,17 +16,13 @@ import { FREE, principal } from "./_support.ts";
 
 const clock = Date.parse("2026-11-21T10:00:00Z");
 const SLOT = clock / SLOT_MS;
-let dir: string;
+let temp: TempDatabase;
 let database: OpenDatabase;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "rate-exchange-rows-"));
-  database = openDatabase(`file:${join(dir, "gateway.db")}`);
-  await migrate(database.db, () => clock);
+  temp = await openTempDatabase("rate-exchange-rows-", () => clock);
+  database = temp.database;
 });
-afterAll(async () => {
-  await database.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => temp.remove());
 
 /** Writes another instance's row of `bucket`: `requests` by slot, no tokens, unless told otherwise. */
 async function writeRow(instance: string, bucket: string, requests: WindowEntries, { tokens = [] as WindowEntries, at = clock } = {}): Promise<void> {

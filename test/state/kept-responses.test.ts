@@ -1,35 +1,28 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
-import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
-import { migrate } from "../../src/db/migrate.ts";
+import type { OpenDatabase } from "../../src/db/open-database.ts";
 import { WriteTurn } from "../../src/db/write-turn.ts";
 import { silentLogger } from "../../src/lib/logger.ts";
 import { KEEP_RESPONSES_MS, KeptResponses, type KeptResponse } from "../../src/state/kept-responses.ts";
 import { functionCallItem, messageItem, outputText, type OutputItem } from "../../src/translate/openai-responses/convert-response.ts";
+import { openTempDatabase, type TempDatabase } from "../helpers/temp-database.ts";
 
 /**
  * How Responses are kept, for whom, for how long and within what bound, and how a chain of
  * them is found: against a real migrated database file, as every instance sharing it sees it.
  */
 
-let dir: string;
+let temp: TempDatabase;
 let database: OpenDatabase;
 let now = 0;
 
 beforeEach(async () => {
   now = 1_000_000;
-  dir = mkdtempSync(join(tmpdir(), "gateway-kept-responses-"));
-  database = openDatabase(`file:${join(dir, "g.db")}`);
-  await migrate(database.db, () => now);
+  temp = await openTempDatabase("gateway-kept-responses-", () => now);
+  database = temp.database;
 });
 
-afterEach(async () => {
-  await database.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.remove());
 
 /** A store on the test's database, as an instance keeps it, within `maxChars` (by default the configured default). */
 const store = (maxChars = loadConfig({}).keptResponsesMaxChars) => new KeptResponses(new WriteTurn(database.db, database.sql), database.sql, () => now, silentLogger, maxChars);
