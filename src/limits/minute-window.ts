@@ -18,6 +18,9 @@ export type WindowEntries = readonly number[];
 /** The slot that `ms` falls in. */
 export const slotOf = (ms: number): number => Math.floor(ms / SLOT_MS);
 
+/** Whether a unit taken at `at` still counts at `now`: its slot began less than a minute before now's. */
+export const stillCounts = (at: number, now: number): boolean => slotOf(at) > slotOf(now) - WINDOW_SLOTS;
+
 /**
  * What one limit (requests, or tokens) has used in the last minute: amounts by slot of 100 ms,
  * each dropped a minute after its slot began. A sliding window, not a refilling bucket: a

@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/key-cache.ts";
 import { GatewayError } from "../errors/gateway-error.ts";
 import type { Settings } from "../settings/settings-schema.ts";
-import { MinuteWindow, msUntilEmpty, msUntilUsedAtMost, type WindowEntries } from "./minute-window.ts";
+import { MinuteWindow, msUntilEmpty, msUntilUsedAtMost, stillCounts, type WindowEntries } from "./minute-window.ts";
 
 /** Requests and tokens per minute; 0 means no limit. */
 export interface Limits {
@@ -116,8 +116,13 @@ export class RateLimiter {
     return {
       headers: this.#headers(bucket, now, anthropicNames),
       settle: (actual) => {
-        // Into the slot the reservation was counted in, so both age out together.
-        bucket.own.tokens.add(actual - tokens, now, this.now());
+        const settledAt = this.now();
+        const excess = actual - tokens;
+        // Into the slot the reservation was counted in, so both age out together; usage above
+        // the reservation of a request that outlived that slot (a stream longer than a minute)
+        // counts from now instead, as it was used within the last minute.
+        const at = excess > 0 && !stillCounts(now, settledAt) ? settledAt : now;
+        bucket.own.tokens.add(excess, at, settledAt);
         bucket.changed = true;
         bucket.unsettled -= 1;
       },

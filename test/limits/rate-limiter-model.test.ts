@@ -8,7 +8,8 @@ import { principal } from "./_support.ts";
 /**
  * RateLimiter against a brute-force model of what it should count: every admission kept, by
  * the 100 ms slot it was admitted in, with its tokens replaced by the actual when it settles
- * while its slot still counts. A seeded run of random admissions, settlements (late ones, above
+ * while its slot still counts, and what it used above its reservation counted from the
+ * settlement when it settles later. A seeded run of random admissions, settlements (late ones, above
  * and below the reservation), limits changed and reservations above the limit; each decision,
  * header and Retry-After is checked against the model, so a failure prints its seed and step.
  */
@@ -16,6 +17,8 @@ import { principal } from "./_support.ts";
 interface Admission {
   slot: number;
   tokens: number;
+  /** 1 for an admission; 0 for usage above a reservation settled after its slot aged out, which counts from the settlement. */
+  requests: number;
 }
 
 const slotOf = (ms: number) => Math.floor(ms / SLOT_MS);
@@ -26,7 +29,7 @@ class Model {
   admissions: Admission[] = [];
   used(kind: "requests" | "tokens", now: number): number {
     let used = 0;
-    for (const admission of this.admissions) if (counts(admission.slot, now)) used += kind === "requests" ? 1 : admission.tokens;
+    for (const admission of this.admissions) if (counts(admission.slot, now)) used += admission[kind];
     return used;
   }
   /** The wait until `kind` uses at most `target`. */
@@ -35,7 +38,7 @@ class Model {
     return ends.find((at) => this.used(kind, at) <= target)! - now;
   }
   untilEmpty(kind: "requests" | "tokens", now: number): number {
-    const used = this.admissions.filter((admission) => counts(admission.slot, now) && (kind === "requests" || admission.tokens !== 0));
+    const used = this.admissions.filter((admission) => counts(admission.slot, now) && admission[kind] !== 0);
     return used.length === 0 ? 0 : Math.max(...used.map((admission) => agesOutAt(admission.slot))) - now;
   }
 }
@@ -72,6 +75,7 @@ function run(seed: number): void {
       const actual = Math.floor(random() * 1_500);
       grant.settle(actual);
       if (counts(admission.slot, now)) admission.tokens = actual;
+      else if (actual > admission.tokens) model.admissions.push({ slot: slotOf(now), tokens: actual - admission.tokens, requests: 0 });
     } else {
       const estimate = random() < 0.2 ? 0 : Math.floor(random() * 1_200);
       const tokens = limits.tokensPerMinute > 0 ? Math.min(estimate, limits.tokensPerMinute) : estimate;
@@ -81,7 +85,7 @@ function run(seed: number): void {
       try {
         const grant = rates.admit(principal("u"), limits, estimate);
         expect({ at, admitted: true }).toEqual({ at, admitted: waitRequests === 0 && waitTokens === 0 });
-        const admission = { slot: slotOf(now), tokens };
+        const admission = { slot: slotOf(now), tokens, requests: 1 };
         model.admissions.push(admission);
         pending.push({ grant, admission });
         headers = grant.headers;
