@@ -94,7 +94,8 @@ export async function withFailover<T>(
         breaker.released(channel.id, ticket);
         throw afterAttempts(error.toGatewayError(), attempts);
       }
-      if (error.upstreamStatus === 429) breaker.throttled(channel.id, ticket, error.retryAfterSeconds);
+      if (!error.faultOfChannel) breaker.released(channel.id, ticket);
+      else if (error.upstreamStatus === 429) breaker.throttled(channel.id, ticket, error.retryAfterSeconds);
       else breaker.failed(channel.id, ticket, error.upstreamStatus === undefined ? error.message : `${error.upstreamStatus}: ${error.message}`);
     }
   }

@@ -29,15 +29,22 @@ export class UpstreamError extends Error {
    * DeepSeek and OpenRouter answer; the caller's own balance was checked by the gateway). So are protocol failures: a 2xx body that broke off or is not
    * the API's answer is seen before any byte reaches the caller, and counting it as a
    * failure lets the breaker cool a channel that answers 200 with garbage. A 400-class error
-   * about the request itself would fail everywhere, so it is final. So is an unusable
-   * answer: the model's doing, not the channel's, it must not cool a healthy channel, and
-   * the caller's 502 is one the official SDKs retry by themselves.
+   * about the request itself would fail everywhere, so it is final. An unusable answer moves
+   * on too: another channel's try at the same request may well come out whole.
    */
   get retryable(): boolean {
-    if (this.failure === "unusable") return false;
     if (this.failure !== "status") return true;
     const status = this.upstreamStatus ?? 0;
     return (status >= 300 && status < 400) || (status >= 401 && status <= 403) || status === 404 || status === 408 || status === 429 || status >= 500;
+  }
+
+  /**
+   * Whether the failure counts against its channel in the breaker. An unusable answer is the
+   * model's doing, not the channel's: a model that misfires now and then must not cool a
+   * healthy channel.
+   */
+  get faultOfChannel(): boolean {
+    return this.failure !== "unusable";
   }
 
   /**

@@ -175,6 +175,24 @@ describe("a Gemini answer that ends in a function call the model could not write
     }
   });
 
+  test("moves on to the model's next channel, whole or streamed before any byte, and still cools no channel", async () => {
+    let geminiCalls = 0;
+    const model = await modelAnswering(gemini, () => (geminiCalls++, geminiCalls % 2 ? Response.json(MALFORMED) : sse(MALFORMED)));
+    const openai = await startOpenAiUpstream();
+    closers.push(() => openai.close());
+    const second = await gw.admin("POST", "/v1/admin/channels", { name: "second", type: "openai", base_url: openai.url, api_key: "k", models: [model], priority: 5 });
+    expect(second.status).toBe(201);
+    const secondId = second.body.id;
+    for (let i = 1; i <= 4; i++) {
+      const response = await chat(model, i % 2 === 0);
+      expect({ i, status: response.status, attempts: response.headers.get("x-gateway-attempts"), body: response.status === 200 ? "" : await response.text() }).toEqual({ i, status: 200, attempts: "2", body: "" });
+      expect(response.headers.get("x-gateway-channel")).toBe(secondId);
+      expect(await response.text()).toContain(i % 2 === 0 ? "data: [DONE]" : '"finish_reason"');
+      // The gemini channel, first by priority, is still tried every time: past the breaker's 3 failures in a row.
+      expect(geminiCalls).toBe(i);
+    }
+  });
+
   test("streamed, it is the same 502 before any byte; after text, the stream ends with an error", async () => {
     const model = await modelAnswering(gemini, () => sse(MALFORMED));
     const held = await chat(model, true);
