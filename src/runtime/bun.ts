@@ -14,6 +14,9 @@ await main(
         Bun.shrink();
       },
     },
+    // The executable starts with its JIT reluctant to compile (START_UP_JIT_POLICY in
+    // scripts/build.ts): start-up's code runs once, and compiling it cost idle RSS.
+    startedUp: () => Bun.unsafe.setJITPolicy(1),
     // Bun.serve prints the reason a response body is errored with as a stack trace; with none
     // it drops the connection quietly, and the gateway logs the failure as a JSON line.
     bodyErrorReason: () => undefined,
