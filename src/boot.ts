@@ -2,6 +2,7 @@ import type { CreateTempUpload } from "./uploads/temp-upload.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { openDatabase, localPathOf } from "./db/open-database.ts";
 import { migrate } from "./db/migrate.ts";
+import { onFirstApiRequest } from "./lib/on-first-api-request.ts";
 import { LEASE_IDLE_MS } from "./billing/lease-book.ts";
 import { bootstrap, type FirstStart } from "./bootstrap.ts";
 import { createServices } from "./services.ts";
@@ -47,11 +48,12 @@ export interface RuntimeHost {
   /** A file's device and inode (null when none is at the path), to see the database file removed or replaced. */
   fileIdentity?: FileIdentity;
   /**
-   * Start-up is over and the gateway listens: a runtime that kept start-up's run-once code
-   * (schemas built, migrations, routes registered) from its optimizing compilers returns
-   * them to their normal policy, for the code that serves.
+   * The first request to the gateway's API arrived (not the admin API nor a probe). A runtime
+   * that keeps its JIT reluctant until then (start-up's run-once code, the admin set-up and the
+   * idle polls gain nothing from compiling) returns it to its normal policy, for the code
+   * that serves.
    */
-  startedUp?(): void;
+  apiTrafficBegan?(): void;
 }
 
 /**
@@ -158,7 +160,8 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   const keptSweepTimer = setInterval(sweepKept, KEPT_SWEEP_MS);
 
   const app = createApp(services);
-  const { fetch, idleTimer } = reclaimWhenIdle(app.fetch, host.memory, log);
+  const { fetch: reclaiming, idleTimer } = reclaimWhenIdle(app.fetch, host.memory, log);
+  const fetch = host.apiTrafficBegan ? onFirstApiRequest(reclaiming, host.apiTrafficBegan) : reclaiming;
   const server = await host.serve(fetch, { port: config.port, host: config.host }).catch((error: unknown) => {
     // The first start's keys are committed and the next start is no first start: shown now or never.
     if (first) host.write(firstStartBanner(first, config, config.port));
@@ -200,7 +203,6 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   // What start-up compiled and left behind (migrations, the first loads of the caches) is not
   // needed again: given back before the first request (about 2 MB of idle RSS, measured on the
   // compiled executable). After the signal handlers, so a stop meanwhile still drains.
-  host.startedUp?.();
   host.memory?.shrink();
   return server;
 }

@@ -14,9 +14,9 @@ await main(
         Bun.shrink();
       },
     },
-    // The executable starts with its JIT reluctant to compile (START_UP_JIT_POLICY in
-    // scripts/build.ts): start-up's code runs once, and compiling it cost idle RSS.
-    startedUp: () => Bun.unsafe.setJITPolicy(1),
+    // The executable starts with its JIT reluctant to compile (JIT_POLICY_UNTIL_TRAFFIC in
+    // scripts/build.ts); the API's traffic gets the normal policy.
+    apiTrafficBegan: () => Bun.unsafe.setJITPolicy(1),
     // Bun.serve prints the reason a response body is errored with as a stack trace; with none
     // it drops the connection quietly, and the gateway logs the failure as a JSON line.
     bodyErrorReason: () => undefined,
