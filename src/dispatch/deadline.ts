@@ -9,13 +9,12 @@ export class Deadline {
   readonly #timer: ReturnType<typeof setTimeout>;
   readonly #client: AbortSignal;
   readonly #onClientAbort = () => this.#controller.abort(this.#client.reason);
-  #followsClient = true;
+  #followsClient = false;
 
   constructor(client: AbortSignal, ms: number) {
     this.#client = client;
     this.#timer = setTimeout(() => this.#controller.abort(new DOMException("the request's deadline passed", "TimeoutError")), ms);
-    if (client.aborted) this.#onClientAbort();
-    else client.addEventListener("abort", this.#onClientAbort, { once: true });
+    this.followClient();
   }
 
   get signal(): AbortSignal {
@@ -31,6 +30,17 @@ export class Deadline {
     if (!this.#followsClient) return;
     this.#followsClient = false;
     this.#client.removeEventListener("abort", this.#onClientAbort);
+  }
+
+  /**
+   * The client leaving aborts again, at once if it has left meanwhile: the answer that outlived
+   * it failed, and the next channel's try has made nothing the caller would be charged for.
+   */
+  followClient(): void {
+    if (this.#followsClient) return;
+    this.#followsClient = true;
+    if (this.#client.aborted) this.#onClientAbort();
+    else this.#client.addEventListener("abort", this.#onClientAbort, { once: true });
   }
 
   /** Stops the timer and lets go of the client's signal; the signal stays as it is. */

@@ -59,20 +59,28 @@ export async function serveThroughChannels<T>(
   const outliveClient = reading === "stream" ? undefined : () => deadline.outliveClient();
   const attemptOn = async (channel: Channel) => {
     const warnings = new UpstreamWarnings();
-    const value = await attempt(channel, {
-      channel,
-      upstreamModel: upstreamModelOf(channel, model),
-      signal: deadline.signal,
-      fetch: deps.fetch,
-      now: deps.now,
-      firstByteTimeoutMs: readWhole ? deps.wholeAnswerTimeoutMs : deps.firstByteTimeoutMs,
-      idleTimeoutMs: deps.streamIdleTimeoutMs,
-      maxBodyBytes: deps.maxUpstreamBodyBytes,
-      warnings,
-      onAnswered: readWhole ? outliveClient : undefined,
-      answeredWhole: readWhole ? undefined : outliveClient,
-    });
-    return { value, warnings: warnings.header() };
+    try {
+      const value = await attempt(channel, {
+        channel,
+        upstreamModel: upstreamModelOf(channel, model),
+        signal: deadline.signal,
+        fetch: deps.fetch,
+        now: deps.now,
+        firstByteTimeoutMs: readWhole ? deps.wholeAnswerTimeoutMs : deps.firstByteTimeoutMs,
+        idleTimeoutMs: deps.streamIdleTimeoutMs,
+        maxBodyBytes: deps.maxUpstreamBodyBytes,
+        warnings,
+        onAnswered: readWhole ? outliveClient : undefined,
+        answeredWhole: readWhole ? undefined : outliveClient,
+      });
+      return { value, warnings: warnings.header() };
+    } catch (error) {
+      // A 2xx answer whose body then failed (no usable answer, a body cut off) may have
+      // outlived the client: the next channel's try must not, or a caller gone before its
+      // head would be charged for an answer it never got.
+      deadline.followClient();
+      throw error;
+    }
   };
   try {
     const served = await withFailover(orderChannels(candidates), attemptOn, { signal: deadline.signal, clientSignal: signal, breaker: deps.breaker });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startGeminiUpstream } from "../helpers/gemini-upstream.ts";
 import { sleep } from "../helpers/common.ts";
 import { account, expectBooksBalanced, newAccount, usageRows } from "./_inprocess.ts";
 
@@ -91,5 +92,25 @@ test("chat: the client hangs up before the upstream's head: a 499 row, refunded 
     expect(await settled(id)).toEqual({ status: 499, cost: 0, balance: START });
   } finally {
     thinkMs = 0;
+  }
+});
+
+test("chat: the first channel's 200 holds no usable answer and the next is tried; the client hangs up before that one's head: a 499 row, refunded in full", async () => {
+  // Gemini's answer for a call the model could not write: of no use to an OpenAI caller, so the next channel is tried.
+  const malformed = { candidates: [{ finishReason: "MALFORMED_FUNCTION_CALL", index: 0 }], usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 } };
+  const gemini = await startGeminiUpstream({ script: () => Response.json(malformed) });
+  thinkMs = 400;
+  try {
+    const model = "slow-chat-after-gemini";
+    expect((await gw.admin("POST", "/v1/admin/prices", { model, input_per_million: 3, output_per_million: 15 })).status).toBe(200);
+    expect((await gw.admin("POST", "/v1/admin/channels", { name: "gemini-first", type: "gemini", base_url: gemini.url, api_key: "k", models: [model], priority: 10 })).status).toBe(201);
+    expect((await gw.admin("POST", "/v1/admin/channels", { name: "slow-second", type: "openai", base_url: `http://127.0.0.1:${upstream.port}/v1`, api_key: "sk-slow", models: [model], priority: 0 })).status).toBe(201);
+    const { id, key } = await newAccount(gw, START);
+    await hangUp(key, "/v1/chat/completions", { model, max_tokens: 3000, messages: [{ role: "user", content: "hi" }] }, { beforeHeadMs: 200 });
+    expect(gemini.requests.length).toBe(1);
+    expect(await settled(id)).toEqual({ status: 499, cost: 0, balance: START });
+  } finally {
+    thinkMs = 0;
+    await gemini.close();
   }
 });
