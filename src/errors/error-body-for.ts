@@ -5,7 +5,7 @@ import { geminiErrorObject, isGeminiPath } from "./google-status.ts";
 const isAnthropicPath = (path: string) => path === "/v1/messages" || path.startsWith("/v1/messages/");
 
 /** Whether `path` is the gateway's own admin API, which has the spec's error shape and nothing of a provider's. */
-const isAdminPath = (path: string) => path.startsWith("/v1/admin/");
+export const isAdminPath = (path: string): boolean => path.startsWith("/v1/admin/");
 
 /** What an error response says beyond its status and message. */
 export interface ErrorDetail {

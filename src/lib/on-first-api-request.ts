@@ -1,8 +1,10 @@
+import { isAdminPath } from "../errors/error-body-for.ts";
+
 type Fetch = (request: Request) => Response | Promise<Response>;
 
 /** Paths that are not the API's traffic: the admin API and the health and readiness probes. */
 function isUpkeep(pathname: string): boolean {
-  return pathname === "/health" || pathname === "/ready" || pathname === "/v1/admin" || pathname.startsWith("/v1/admin/");
+  return pathname === "/health" || pathname === "/ready" || isAdminPath(pathname);
 }
 
 /**
