@@ -4,16 +4,18 @@ import type { CorsOrigins } from "./middleware/cors.ts";
 /** Contract variant of spec section 4.1: A fills more chat defaults and serves /v1/balance. */
 export type Variant = "A" | "B";
 
-const integerFromEnv = (fallback: number, min: number) =>
+const integerFromEnv = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
     v.optional(v.string(), String(fallback)),
     v.transform(Number),
     v.integer(),
     v.minValue(min),
+    v.maxValue(max),
   );
 
 const ConfigSchema = v.object({
-  PORT: integerFromEnv(8080, 0),
+  // Checked here, before the first start creates a database and prints its keys, not by listen().
+  PORT: integerFromEnv(8080, 0, 65_535),
   HOST: v.optional(v.string(), "0.0.0.0"),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1)), "file:./data/gateway.db"),
   DATABASE_AUTH_TOKEN: v.optional(v.string()),

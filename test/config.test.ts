@@ -23,3 +23,11 @@ test("GATEWAY_BODY_TIMEOUT_MS is 2 minutes unless set, and at least 1 ms", () =>
   expect(loadConfig({ GATEWAY_BODY_TIMEOUT_MS: "30000" }).bodyTimeoutMs).toBe(30_000);
   expect(() => loadConfig({ GATEWAY_BODY_TIMEOUT_MS: "0" })).toThrow("invalid configuration: GATEWAY_BODY_TIMEOUT_MS");
 });
+
+test("PORT is 8080 unless set; outside 0-65535 it is refused at start, before any database is made", () => {
+  expect(loadConfig({}).port).toBe(8080);
+  expect(loadConfig({ PORT: "65535" }).port).toBe(65_535);
+  for (const bad of ["65536", "99999", "-1", "http"]) {
+    expect(() => loadConfig({ PORT: bad })).toThrow("invalid configuration: PORT");
+  }
+});
