@@ -4,6 +4,7 @@ import type { SyncSql } from "../db/sync-sql.ts";
 import type { WriteTurn } from "../db/write-turn.ts";
 import type { Logger } from "../lib/logger.ts";
 import { RowInserter } from "../db/insert-rows.ts";
+import { sweepExpired } from "./sweep-expired.ts";
 
 /** How long a Response is kept after it was made: its chain, its items and itself. */
 export const KEEP_RESPONSES_MS = 60 * 60_000;
@@ -112,14 +113,8 @@ export class KeptResponses {
   }
 
   /** Deletes the expired Responses and their items (reads already pass them by), SWEEP_BATCH a job; resolves with how many. */
-  async sweep(): Promise<number> {
-    let swept = 0;
-    for (let batch = SWEEP_BATCH; batch === SWEEP_BATCH; swept += batch) {
-      await this.turn.run((sql) => {
-        batch = sql.run(SWEEP, [this.now()]);
-      });
-    }
-    return swept;
+  sweep(): Promise<number> {
+    return sweepExpired(this.turn, SWEEP, SWEEP_BATCH, this.now);
   }
 
   #read(query: string, id: string, owner: string): KeptResponse | undefined {
