@@ -57,8 +57,8 @@ export interface RuntimeHost {
 }
 
 /**
- * How often expired kept Responses are deleted. Reads pass them by already; the sweep only
- * gives their room back, so each instance sweeping once a minute deletes a minute's worth.
+ * How often expired kept Responses and thinking are deleted. Reads pass them by already; the
+ * sweep only gives their room back, so each instance sweeping once a minute deletes a minute's worth.
  */
 const KEPT_SWEEP_MS = 60_000;
 
@@ -154,7 +154,10 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
     services.instance.heartbeat().catch(() => {});
   }, 5_000);
   const leaseTimer = setInterval(() => services.holds.closeIdleLeases().catch(() => {}), LEASE_IDLE_MS);
-  const sweepKept = () => void services.keptResponses.sweep().catch(() => {});
+  const sweepKept = () => {
+    void services.keptResponses.sweep().catch(() => {});
+    void services.keptThinking.sweep().catch(() => {});
+  };
   // At once too: what expired while no instance ran would otherwise wait a minute more.
   sweepKept();
   const keptSweepTimer = setInterval(sweepKept, KEPT_SWEEP_MS);

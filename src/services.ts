@@ -24,6 +24,7 @@ import { RateLimiter } from "./limits/rate-limiter.ts";
 import { RateExchange } from "./limits/rate-exchange.ts";
 import { InstanceRegistry, type ProcessIdentity } from "./billing/instance-registry.ts";
 import { KeptResponses } from "./state/kept-responses.ts";
+import { KeptThinking } from "./state/kept-thinking.ts";
 
 /** What the gateway is given from outside: injected so tests pass their own. */
 export interface GatewayDeps {
@@ -68,6 +69,8 @@ export interface Services extends GatewayDeps {
   changes: ChangeFeed;
   /** Recent Responses of the Responses API, in the database, for previous_response_id, item_reference and retrieval. */
   keptResponses: KeptResponses;
+  /** Anthropic's thinking of answers that called tools, kept for callers of other formats (ChatDispatcher). */
+  keptThinking: KeptThinking;
   /** True once shutdown began: /ready answers 503. */
   draining: boolean;
 }
@@ -102,6 +105,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     streamIdleTimeoutMs: deps.config.streamIdleTimeoutMs,
     maxUpstreamBodyBytes: deps.config.maxUpstreamBodyBytes,
   };
+  const keptThinking = new KeptThinking(writeTurn, deps.sql, deps.now, deps.log);
   const services: Services = {
     ...deps,
     keys,
@@ -116,7 +120,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
     holds: new HoldBatcher(writeTurn, leases, () => instance.id, deps.now, deps.log),
     rateLimiter,
     rateExchange,
-    chat: new ChatDispatcher(upstreams),
+    chat: new ChatDispatcher(upstreams, keptThinking),
     media: new MediaDispatcher(upstreams, deps.log, deps.bodyErrorReason),
     changes: new ChangeFeed(deps.db, {
       reload,
@@ -125,6 +129,7 @@ export async function createServices(deps: GatewayDeps): Promise<Services> {
       afterPoll: () => rateExchange.run(),
     }),
     keptResponses: new KeptResponses(writeTurn, deps.sql, deps.now, deps.log, deps.config.keptResponsesMaxChars),
+    keptThinking,
     draining: false,
   };
   // The counter first: a change another instance makes while this one loads is then seen

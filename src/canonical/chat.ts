@@ -20,12 +20,25 @@ export type ContentPart =
  */
 export type ReasoningPart = { type: "reasoning"; text: string };
 
+/**
+ * A thinking block of Anthropic's, as its upstream made it: signed, or encrypted whole. No
+ * other format has a place for it, but Anthropic wants it back verbatim, first in its turn,
+ * when that turn's tool calls are answered while the model thinks; the gateway keeps it for
+ * callers of other formats (src/state/kept-thinking.ts).
+ */
+export type SignedThinking = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+
 /** A part of an answer: content, or the thinking that came before it. */
 export type AnswerPart = ContentPart | ReasoningPart;
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant" | "tool";
   parts: ContentPart[];
+  /**
+   * An assistant turn's Anthropic thinking, as kept when the turn was answered to a caller of
+   * another format: set by the dispatcher, never by a caller's translation.
+   */
+  signedThinking?: SignedThinking[];
 }
 
 export interface ToolDefinition {
@@ -224,6 +237,8 @@ export interface ChatResponse {
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
+  /** The answer's Anthropic thinking blocks, in order, when its upstream is Anthropic and they came signed. */
+  signedThinking?: SignedThinking[];
 }
 
 /** One event of a streamed response, in order: start, deltas, then usage and finish. */
@@ -243,6 +258,8 @@ export type StreamPart =
   | { type: "text-delta"; text: string }
   /** A piece of the model's thinking (ReasoningPart), streamed. */
   | { type: "reasoning-delta"; text: string }
+  /** An Anthropic thinking block, whole, once its upstream closed it (ChatResponse.signedThinking); no caller is shown it. */
+  | { type: "signed-thinking"; block: SignedThinking }
   /** A piece of a refusal's words (ChatResponse.refusal), streamed. */
   | { type: "refusal-delta"; text: string }
   /** The first fragment of tool call `index`, with its id and name. */

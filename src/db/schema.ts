@@ -23,6 +23,7 @@ export interface Database {
   kept_responses: KeptResponsesTable;
   kept_response_items: { item_id: string; response_id: string };
   kept_responses_total: { id: number; bytes: number };
+  kept_thinking: KeptThinkingTable;
 }
 
 /** What one admin write changed, under the change counter's value after it. */
@@ -185,6 +186,16 @@ export interface KeptResponsesTable {
   bytes: number;
   /** The Response as its caller got it, its own input items and the id it continued. */
   kept_json: string;
+}
+
+/** An answer's Anthropic thinking, kept for the turn that answers its tool calls (src/state/kept-thinking.ts). */
+export interface KeptThinkingTable {
+  /** The answer's first tool call's id, which the caller sends back with that call. */
+  tool_call_id: string;
+  user_id: string;
+  expires_at: number;
+  /** The answer's thinking blocks, in order (SignedThinking[]). */
+  blocks_json: string;
 }
 
 export interface IdempotencyTable {

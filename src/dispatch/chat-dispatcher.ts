@@ -1,4 +1,7 @@
-import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type StreamFailure, type StreamPart, type Usage } from "../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatRequest, type ChatResponse, type PromptUsage, type SignedThinking, type StreamFailure, type StreamPart, type Usage } from "../canonical/chat.ts";
+import { firstToolCallId } from "../canonical/answered-tool-calls.ts";
+import type { KeptThinking } from "../state/kept-thinking.ts";
+import { keepThinking, withKeptThinking } from "./carry-thinking.ts";
 import { tokensOfLength } from "../lib/estimate-tokens.ts";
 import { estimatePromptTokens } from "../canonical/estimate-prompt-tokens.ts";
 import { tapBatches } from "../streams/tap-stream.ts";
@@ -35,7 +38,11 @@ function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, 
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
-  constructor(private readonly deps: UpstreamDeps) {}
+  constructor(
+    private readonly deps: UpstreamDeps,
+    /** Anthropic's thinking of answers that called tools, for the turns that answer them. */
+    private readonly keptThinking: KeptThinking,
+  ) {}
 
   /**
    * A whole response; the usage row is committed before this resolves. A client that leaves
@@ -44,7 +51,9 @@ export class ChatDispatcher {
    * what it queues for the write turn (a Response kept) shares the row's transaction, one
    * commit for both.
    */
-  async complete(request: ChatRequest, meter: RequestMeter, signal: AbortSignal, answered?: (response: ChatResponse) => void): Promise<Served<ChatResponse>> {
+  async complete(asked: ChatRequest, meter: RequestMeter, signal: AbortSignal, answered?: (response: ChatResponse) => void): Promise<Served<ChatResponse>> {
+    const owner = meter.facts.userId;
+    const request = withKeptThinking(asked, this.keptThinking, owner);
     let served: ServedCall<ChatResponse>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call), true);
@@ -56,11 +65,14 @@ export class ChatDispatcher {
     // Without reported usage the estimate is billed, and shown to the caller as the usage
     // (a native passthrough body is shown as the upstream sent it).
     const value = { ...served.value, usage: served.value.usage ?? estimateUsage(request, served.value) };
+    // Queued before the usage row, so the two share its commit.
+    const keeping = keepThinking(this.keptThinking, owner, firstToolCallId(value.content), value.signedThinking);
     try {
       answered?.(value);
     } finally {
       // The upstream answered, so it is billed even if what the caller was to be told of it failed.
       await meter.finish({ status: signal.aborted ? 499 : 200, usage: value.usage, channelId: served.channel.id });
+      await keeping;
     }
     return { ...served, value };
   }
@@ -69,7 +81,9 @@ export class ChatDispatcher {
    * A stream of parts (canonical, and native ones for a same-format caller). Its usage row is written exactly once: when it completes
    * (before its end reaches the client), fails, or the client cancels it.
    */
-  async stream(request: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
+  async stream(asked: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
+    const owner = meter.facts.userId;
+    const request = withKeptThinking(asked, this.keptThinking, owner);
     let served: ServedCall<ChatStream>;
     try {
       served = await this.#serve(request, signal, async (adapter, call) => {
@@ -88,6 +102,9 @@ export class ChatDispatcher {
     // Searches the upstream ran, which Anthropic bills whether or not the answer ends.
     let webSearches = 0;
     let failure: StreamFailure | undefined;
+    // Anthropic's thinking blocks and the first tool call, to keep for the turn that answers the calls.
+    const signedThinking: SignedThinking[] = [];
+    let firstCallId: string | undefined;
     const ending = new UnrecordedEnding();
     const parts = tapBatches(served.value.parts, {
       deadline: { signal: served.deadline, client: signal },
@@ -98,6 +115,8 @@ export class ChatDispatcher {
         else if (part.type === "error") failure = part;
         else if (part.type === "start") prompt = part.prompt;
         else if (part.type === "web-search") webSearches++;
+        else if (part.type === "signed-thinking") signedThinking.push(part.block);
+        else if (part.type === "tool-call-start") firstCallId ??= part.id;
       },
       onEnd: (end) => {
         served.release();
@@ -106,7 +125,11 @@ export class ChatDispatcher {
         // stopped reading is recorded as the gateway's 502, charged for what the upstream produced.
         const broken = failure !== undefined || end === "failed" || end === "stalled";
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
-        return ending.noting(meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id }), end === "complete" && !failure);
+        const endedWell = end === "complete" && !failure;
+        // Queued before the usage row, so the two share its commit, which the stream's end waits for.
+        const keeping = endedWell ? keepThinking(this.keptThinking, owner, firstCallId, signedThinking) : undefined;
+        const finishing = meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id });
+        return ending.noting(keeping ? Promise.all([finishing, keeping]).then(() => {}) : finishing, endedWell);
       },
     });
     // The estimate billed for a stream the upstream reported no usage of ends it, so the caller reads what it paid for.

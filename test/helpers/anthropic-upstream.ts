@@ -176,6 +176,31 @@ export function toolPairingError(messages: any[]): string | null {
 }
 
 /**
+ * What the real API enforces while the model thinks: a request whose last turn holds tool
+ * results must send the tool-calling turn back with its thinking first, and a thinking block
+ * only with its signature (this one cannot check a signature against its text: tests compare
+ * the blocks sent with those given). Returns Anthropic's message for the first violation.
+ */
+export function thinkingTurnError(body: any): string | null {
+  const thinking = body.thinking?.type;
+  if (thinking !== "enabled" && thinking !== "adaptive") return null;
+  const blocks = (message: any): any[] => (Array.isArray(message?.content) ? message.content : []);
+  const last = body.messages.at(-1);
+  if (last?.role !== "user" || !blocks(last).some((b) => b?.type === "tool_result")) return null;
+  const at = body.messages.length - 2;
+  const calling = blocks(body.messages[at]);
+  const first = calling[0]?.type;
+  if (first !== "thinking" && first !== "redacted_thinking") {
+    return `messages.${at}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). To avoid this requirement, disable \`thinking\`.`;
+  }
+  for (const [j, block] of calling.entries()) {
+    const unsigned = (block.type === "thinking" && !block.signature) || (block.type === "redacted_thinking" && !block.data);
+    if (unsigned) return `messages.${at}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+  }
+  return null;
+}
+
+/**
  * Anthropic's message for the first object schema within `schema` that does not say
  * `additionalProperties: false` (structured outputs refuse open objects), or null.
  */
@@ -246,7 +271,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
           return errorResponse(400, anthropicErrorBody(400, `messages.${i}.role: Input should be 'user' or 'assistant'`));
         }
       }
-      const unpaired = toolPairingError(body.messages);
+      const unpaired = toolPairingError(body.messages) ?? thinkingTurnError(body);
       if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
       const malformed = structuredOutputsError(body);
       if (malformed) return errorResponse(400, anthropicErrorBody(400, malformed));

@@ -5,6 +5,7 @@ import { systemAndTurns } from "../system-prompt.ts";
 import { alternatingTurns } from "../alternating-turns.ts";
 import { stopSequencesWithText } from "../stop-sequences.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
+import { answeredToolCallTurn } from "../../canonical/answered-tool-calls.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
 const DEFAULT_MAX_TOKENS = 4096;
@@ -122,8 +123,8 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
  * a thinking block. While it thinks, Anthropic wants the tool-calling turn back as it was made,
  * its signed thinking first, and refuses it otherwise (400 "Expected `thinking` or
  * `redacted_thinking`"); the other formats have no place for that signature, so a request
- * translated from one never has it. Thinking is then left off for that turn: Anthropic takes
- * a tool-use cycle without thinking.
+ * translated from one has it only as the gateway kept it (the turn's signedThinking). Without
+ * it thinking is left off for that turn: Anthropic takes a tool-use cycle without thinking.
  */
 function answersUnsignedToolCalls(messages: readonly AnthropicMessage[]): boolean {
   const last = messages.at(-1);
@@ -155,8 +156,11 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     warnings.add("reasoning", "not passed on: the upstream does not think before a tool call the request forces");
     return;
   }
-  if (answersUnsignedToolCalls(body.messages as AnthropicMessage[])) {
-    warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry");
+  const messages = body.messages as AnthropicMessage[];
+  const unsigned = answersUnsignedToolCalls(messages);
+  const kept = unsigned ? answeredToolCallTurn(request.messages)?.signedThinking : undefined;
+  if (unsigned && !kept) {
+    warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry and the gateway did not keep");
     return;
   }
   if (reasoning.budgetTokens !== undefined) {
@@ -172,6 +176,11 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     body.thinking = { type: "adaptive" };
     const effort = reasoning.effort;
     if (effort) body.output_config = { ...(body.output_config as object | undefined), effort: effort === "minimal" ? "low" : effort };
+  }
+  // Only once thinking is on: the blocks are wanted back while it thinks, and nowhere else.
+  if (kept) {
+    const calling = messages.at(-2)!;
+    calling.content = [...kept, ...calling.content];
   }
   const refused: [field: string, refuses: (value: number) => boolean, takes: string][] = [
     ["temperature", (value) => value !== 1, "only 1"],

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { partsWithRefusal, type AnswerPart, type ChatResponse, type Usage } from "../../canonical/chat.ts";
+import { partsWithRefusal, type AnswerPart, type ChatResponse, type SignedThinking, type Usage } from "../../canonical/chat.ts";
 import { believableUsage, TokenCountSchema } from "../../lib/schemas.ts";
 import type { UsageField } from "../relay-native.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
@@ -27,20 +27,23 @@ export const AnthropicUsageSchema = v.looseObject({
 /** Why the model declined, beside stop_reason "refusal" (newer answers); lenient, the field used. */
 export const RefusalDetailsSchema = v.looseObject({ explanation: v.optional(v.nullable(v.string())) });
 
+/** A content block of an upstream message, or as a stream's content_block_start gives it; lenient, only the fields used. */
+export const AnthropicContentBlockSchema = v.looseObject({
+  type: v.string(),
+  text: v.optional(v.string()),
+  thinking: v.optional(v.string()),
+  signature: v.optional(v.string()),
+  data: v.optional(v.string()),
+  id: v.optional(v.string()),
+  name: v.optional(v.string()),
+  input: v.optional(v.unknown()),
+});
+
 /** An upstream messages response; lenient, only the fields used. */
 export const AnthropicResponseSchema = v.looseObject({
   id: v.optional(v.string()),
   model: v.optional(v.string()),
-  content: v.array(
-    v.looseObject({
-      type: v.string(),
-      text: v.optional(v.string()),
-      thinking: v.optional(v.string()),
-      id: v.optional(v.string()),
-      name: v.optional(v.string()),
-      input: v.optional(v.unknown()),
-    }),
-  ),
+  content: v.array(AnthropicContentBlockSchema),
   stop_reason: v.optional(v.nullable(v.string())),
   stop_details: v.optional(v.nullable(RefusalDetailsSchema)),
   usage: believableUsage(AnthropicUsageSchema),
@@ -88,15 +91,28 @@ export function usageToAnthropic(usage: Usage) {
 /** Where an Anthropic message (and its stream's message_delta) carries its usage. */
 export const ANTHROPIC_USAGE_FIELD: UsageField = { name: "usage", counts: ["input_tokens", "output_tokens"], render: usageToAnthropic };
 
+/**
+ * A thinking block as Anthropic made it, when it can be sent back: a thinking block with its
+ * signature, or a redacted one with its data.
+ */
+export function signedThinkingOf(block: { type: string; thinking?: string; signature?: string; data?: string }): SignedThinking | undefined {
+  if (block.type === "thinking" && block.thinking !== undefined && block.signature) return { type: "thinking", thinking: block.thinking, signature: block.signature };
+  if (block.type === "redacted_thinking" && block.data) return { type: "redacted_thinking", data: block.data };
+  return undefined;
+}
+
 /** An upstream messages response in canonical form; redacted thinking, encrypted, is Anthropic's alone. */
 export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {
   const content: AnswerPart[] = [];
+  const signedThinking: SignedThinking[] = [];
   for (const block of body.content) {
     if (block.type === "text" && block.text !== undefined) content.push({ type: "text", text: block.text });
     else if (block.type === "thinking" && block.thinking) content.push({ type: "reasoning", text: block.thinking });
     else if (block.type === "tool_use") {
       content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
     }
+    const signed = signedThinkingOf(block);
+    if (signed) signedThinking.push(signed);
   }
   return {
     id: body.id ?? "",
@@ -106,6 +122,7 @@ export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof A
     finishReason: mapAnthropicStopReason(body.stop_reason),
     ...(body.stop_details?.explanation ? { refusal: body.stop_details.explanation } : {}),
     usage: body.usage ? usageFromAnthropic(body.usage) : null,
+    ...(signedThinking.length > 0 ? { signedThinking } : {}),
   };
 }
 

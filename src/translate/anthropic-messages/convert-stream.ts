@@ -8,7 +8,7 @@ import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, providerErrorPart, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
-import { AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, thinkingBlock, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+import { AnthropicContentBlockSchema, AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, signedThinkingOf, thinkingBlock, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 import { jsonOrUndefined } from "../../lib/parse-json.ts";
 
@@ -16,14 +16,13 @@ const EventSchema = v.looseObject({
   type: v.string(),
   index: v.optional(v.number()),
   message: v.optional(v.looseObject({ id: v.optional(v.string()), model: v.optional(v.string()), usage: believableUsage(AnthropicUsageSchema) })),
-  content_block: v.optional(
-    v.looseObject({ type: v.string(), id: v.optional(v.string()), name: v.optional(v.string()), text: v.optional(v.string()), thinking: v.optional(v.string()) }),
-  ),
+  content_block: v.optional(AnthropicContentBlockSchema),
   delta: v.optional(
     v.looseObject({
       type: v.optional(v.string()),
       text: v.optional(v.string()),
       thinking: v.optional(v.string()),
+      signature: v.optional(v.string()),
       partial_json: v.optional(v.string()),
       stop_reason: v.optional(v.nullable(v.string())),
       stop_details: v.optional(v.nullable(RefusalDetailsSchema)),
@@ -39,7 +38,9 @@ const EventSchema = v.looseObject({
  * message_delta, only when both halves came and were believable: one read as 0 made the
  * prompt or the answer free, where an unreported usage is estimated. A stream that ends
  * before message_stop was cut short and ends with an error part. With `native`, each event
- * is also given as it came (a native part), for a relay to an Anthropic caller.
+ * is also given as it came (a native part), for a relay to an Anthropic caller; otherwise each
+ * thinking block is also given whole when it closes (a signed-thinking part), to be kept for
+ * the caller's next turn.
  */
 export function decodeAnthropicEvents(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let usage: v.InferOutput<typeof AnthropicUsageSchema> = {};
@@ -49,6 +50,9 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
   let stopped = false;
   let toolIndex = -1;
   const toolIndexOfBlock = new Map<number, number>();
+  // Thinking blocks still open, by index, assembled from their deltas. Not for a relay: its
+  // Anthropic caller has them in the events themselves.
+  const thinkingOfBlock = native ? undefined : new Map<number, { type: string; thinking?: string; signature?: string; data?: string }>();
   return {
     transform(sse, controller) {
       if (stopped) return;
@@ -73,6 +77,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           });
           break;
         case "content_block_start":
+          if (event.content_block?.type === "thinking" || event.content_block?.type === "redacted_thinking") thinkingOfBlock?.set(event.index ?? 0, { ...event.content_block });
           if (event.content_block?.type === "tool_use") {
             toolIndex++;
             toolIndexOfBlock.set(event.index ?? 0, toolIndex);
@@ -87,12 +92,25 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           break;
         case "content_block_delta":
           if (event.delta?.type === "text_delta" && event.delta.text) controller.enqueue({ type: "text-delta", text: event.delta.text });
-          else if (event.delta?.type === "thinking_delta" && event.delta.thinking) controller.enqueue({ type: "reasoning-delta", text: event.delta.thinking });
-          else if (event.delta?.type === "input_json_delta" && event.delta.partial_json) {
+          else if (event.delta?.type === "thinking_delta" && event.delta.thinking) {
+            const block = thinkingOfBlock?.get(event.index ?? 0);
+            if (block) block.thinking = (block.thinking ?? "") + event.delta.thinking;
+            controller.enqueue({ type: "reasoning-delta", text: event.delta.thinking });
+          } else if (event.delta?.type === "signature_delta" && event.delta.signature) {
+            const block = thinkingOfBlock?.get(event.index ?? 0);
+            if (block) block.signature = (block.signature ?? "") + event.delta.signature;
+          } else if (event.delta?.type === "input_json_delta" && event.delta.partial_json) {
             const index = toolIndexOfBlock.get(event.index ?? 0) ?? 0;
             controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json });
           }
           break;
+        case "content_block_stop": {
+          const block = thinkingOfBlock?.get(event.index ?? 0);
+          const signed = block && signedThinkingOf(block);
+          thinkingOfBlock?.delete(event.index ?? 0);
+          if (signed) controller.enqueue({ type: "signed-thinking", block: signed });
+          break;
+        }
         case "message_delta":
           if (event.delta?.stop_reason) finish = mapAnthropicStopReason(event.delta.stop_reason);
           if (event.delta?.stop_details?.explanation) controller.enqueue({ type: "refusal-delta", text: event.delta.stop_details.explanation });
