@@ -3,12 +3,17 @@ import { answeredToolCallTurn, firstToolCallId } from "../canonical/answered-too
 import type { KeptThinking } from "../state/kept-thinking.ts";
 
 /**
+ * Whether the caller speaks Anthropic's format: it then carries its thinking in its own turns,
+ * and the gateway neither keeps nor puts back any for it.
+ */
+const carriesOwnThinking = (request: ChatRequest) => request.native?.format === "anthropic";
+
+/**
  * `request` with the thinking kept for the tool calls it answers put back in their turn, when
- * it asks the model to think: an Anthropic upstream then thinks on (see applyThinking). A caller
- * of Anthropic's own format carries its thinking itself and is left as it is.
+ * it asks the model to think: an Anthropic upstream then thinks on (see applyThinking).
  */
 export function withKeptThinking(request: ChatRequest, kept: KeptThinking, owner: string): ChatRequest {
-  if (!request.reasoning || request.reasoning.effort === "none" || request.native?.format === "anthropic") return request;
+  if (!request.reasoning || request.reasoning.effort === "none" || carriesOwnThinking(request)) return request;
   const turn = answeredToolCallTurn(request.messages);
   const id = turn && !turn.signedThinking ? firstToolCallId(turn.parts) : undefined;
   const signedThinking = id === undefined ? undefined : kept.recall(owner, id);
@@ -20,6 +25,12 @@ export function withKeptThinking(request: ChatRequest, kept: KeptThinking, owner
  * Keeps an answer's signed thinking for `owner`, when the answer called tools: the turn that
  * answers them will want it back. Undefined when there is nothing to keep.
  */
-export function keepThinking(kept: KeptThinking, owner: string, firstCallId: string | undefined, blocks: readonly SignedThinking[] | undefined): Promise<void> | undefined {
-  return firstCallId && blocks && blocks.length > 0 ? kept.keep(owner, firstCallId, blocks) : undefined;
+export function keepThinking(
+  kept: KeptThinking,
+  request: ChatRequest,
+  owner: string,
+  firstCallId: string | undefined,
+  blocks: readonly SignedThinking[] | undefined,
+): Promise<void> | undefined {
+  return firstCallId && blocks && blocks.length > 0 && !carriesOwnThinking(request) ? kept.keep(owner, firstCallId, blocks) : undefined;
 }

@@ -66,7 +66,7 @@ export class ChatDispatcher {
     // (a native passthrough body is shown as the upstream sent it).
     const value = { ...served.value, usage: served.value.usage ?? estimateUsage(request, served.value) };
     // Queued before the usage row, so the two share its commit.
-    const keeping = keepThinking(this.keptThinking, owner, firstToolCallId(value.content), value.signedThinking);
+    const keeping = keepThinking(this.keptThinking, request, owner, firstToolCallId(value.content), value.signedThinking);
     try {
       answered?.(value);
     } finally {
@@ -127,7 +127,7 @@ export class ChatDispatcher {
         if (!reported && !(broken && streamedLength === 0 && webSearches === 0)) estimated = unreportedUsage(request, prompt, streamedLength, webSearches);
         const endedWell = end === "complete" && !failure;
         // Queued before the usage row, so the two share its commit, which the stream's end waits for.
-        const keeping = endedWell ? keepThinking(this.keptThinking, owner, firstCallId, signedThinking) : undefined;
+        const keeping = endedWell ? keepThinking(this.keptThinking, request, owner, firstCallId, signedThinking) : undefined;
         const finishing = meter.finish({ status: streamEndStatus(end, failure), usage: reported ?? estimated, channelId: served.channel.id });
         return ending.noting(keeping ? Promise.all([finishing, keeping]).then(() => {}) : finishing, endedWell);
       },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import type OpenAI from "openai";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { anthropicFixtureEvents } from "../helpers/anthropic-upstream.ts";
-import { createUserKey, MODELS, onlyRequest, openAiClient, openAiWeatherTool, startWorld, WEATHER_REPORT, warningsOf, type World } from "./_support.ts";
+import { anthropicWeatherTool, createUserKey, MODELS, onlyRequest, openAiClient, openAiWeatherTool, startWorld, WEATHER_REPORT, warningsOf, type World } from "./_support.ts";
 
 /**
  * A thinking Anthropic model's tool-use cycle, driven by callers of other formats. Anthropic
@@ -33,6 +33,8 @@ const STREAM_THINKING = [
 ];
 
 const asking: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "What's the weather in Paris?" }];
+/** How many answers' thinking the gateway keeps. */
+const keptRows = () => world.gw.database.sql.get<{ n: number }>("SELECT count(*) AS n FROM kept_thinking", [])!.n;
 const thinkingUpstream = () => world.upstreams.anthropic.setBehavior({ message: WHOLE, streamFixture: "anthropic-thinking-tool-stream.sse" });
 
 /** The caller's second turn: its first turn's assistant message as the SDK gave it, and the tool's result. */
@@ -156,4 +158,14 @@ test("a genai caller that sends its function call back with its id keeps the thi
   const sent = onlyRequest(world, "anthropic").body;
   expect(sent.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
   expect(sent.messages.at(-2).content.slice(0, 2)).toEqual(WHOLE_THINKING);
+});
+
+test("an Anthropic caller's answers keep nothing: its thinking travels in its own turns", async () => {
+  world.gw.database.sql.run("DELETE FROM kept_thinking", []);
+  thinkingUpstream();
+  const ask = { model: MODELS.anthropic, max_tokens: 4096, thinking: { type: "enabled" as const, budget_tokens: 2048 }, messages: [{ role: "user" as const, content: "What's the weather in Paris?" }], tools: [anthropicWeatherTool] };
+  const whole = await world.anthropic.messages.create(ask);
+  expect(whole.content.map((block) => block.type)).toEqual(["thinking", "redacted_thinking", "tool_use"]);
+  for await (const _ of await world.anthropic.messages.create({ ...ask, stream: true }));
+  expect(keptRows()).toBe(0);
 });
