@@ -2,17 +2,16 @@ import type { ChatMessage } from "./chat.ts";
 
 /**
  * The assistant turn whose tool calls the request's last turns answer, or undefined: the last
- * assistant message, when it called tools and every message after it holds tool results. It
- * is the turn a thinking Anthropic model wants back with its signed thinking first.
+ * assistant message, when it called tools and the messages after it hold tool results. Those
+ * messages, with a user's words beside the results, make one user turn in Anthropic's format,
+ * which wants the calling turn back with its signed thinking first whenever that turn answers it.
  */
 export function answeredToolCallTurn(messages: readonly ChatMessage[]): ChatMessage | undefined {
+  let answers = false;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
-    if (message.role === "assistant") {
-      const answered = i < messages.length - 1 && message.parts.some((part) => part.type === "tool_call");
-      return answered ? message : undefined;
-    }
-    if (!message.parts.some((part) => part.type === "tool_result")) return undefined;
+    if (message.role === "assistant") return answers && message.parts.some((part) => part.type === "tool_call") ? message : undefined;
+    answers ||= message.parts.some((part) => part.type === "tool_result");
   }
   return undefined;
 }

@@ -89,6 +89,19 @@ describe("an OpenAI caller's tool-use cycle keeps Anthropic's thinking on", () =
     expect(sent.messages.at(-2).content.slice(0, 2)).toEqual(STREAM_THINKING);
   });
 
+  test("tool results followed by a user message (a tool's picture, say) still carry the thinking: Anthropic makes them one turn", async () => {
+    thinkingUpstream();
+    const first = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" });
+    const message = first.choices[0]!.message;
+    const messages = [...answering(message, message.tool_calls![0]!.id), { role: "user" as const, content: "Answer in French." }];
+
+    const { response, sent } = await secondTurn(world.openai, messages);
+    expect(response.status).toBe(200);
+    expect(sent.thinking).toEqual({ type: "adaptive" });
+    expect(sent.messages.at(-2).content.slice(0, 2)).toEqual(WHOLE_THINKING);
+    expect(sent.messages.at(-1).content.map((block: { type: string }) => block.type)).toEqual(["tool_result", "text"]);
+  });
+
   test("the thinking is its owner's: another user answering the same call id gets no thinking, and a warning", async () => {
     thinkingUpstream();
     const first = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" });
