@@ -237,7 +237,7 @@ export interface ChatResponse {
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
-  /** The answer's Anthropic thinking blocks, in order, when its upstream is Anthropic and they came signed. */
+  /** The answer's Anthropic thinking blocks, in order, when its upstream is Anthropic and every one came signed. */
   signedThinking?: SignedThinking[];
 }
 
@@ -258,7 +258,7 @@ export type StreamPart =
   | { type: "text-delta"; text: string }
   /** A piece of the model's thinking (ReasoningPart), streamed. */
   | { type: "reasoning-delta"; text: string }
-  /** An Anthropic thinking block, whole, once its upstream closed it (ChatResponse.signedThinking); no caller is shown it. */
+  /** An Anthropic thinking block, whole, given at the answer's end with the others, all or none (ChatResponse.signedThinking); no caller is shown it. */
   | { type: "signed-thinking"; block: SignedThinking }
   /** A piece of a refusal's words (ChatResponse.refusal), streamed. */
   | { type: "refusal-delta"; text: string }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type OpenAI from "openai";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
-import { anthropicFixtureEvents } from "../helpers/anthropic-upstream.ts";
+import { anthropicFixtureEvents, editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
 import { anthropicWeatherTool, createUserKey, MODELS, onlyRequest, openAiClient, openAiWeatherTool, startWorld, WEATHER_REPORT, warningsOf, type World } from "./_support.ts";
 
 /**
@@ -35,6 +35,8 @@ const STREAM_THINKING = [
 const asking: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "What's the weather in Paris?" }];
 /** How many answers' thinking the gateway keeps. */
 const keptRows = () => world.gw.database.sql.get<{ n: number }>("SELECT count(*) AS n FROM kept_thinking", [])!.n;
+/** Forgets what earlier tests kept: the fixtures' answers all call tools under the same ids. */
+const forgetKeptThinking = () => world.gw.database.sql.run("DELETE FROM kept_thinking", []);
 const thinkingUpstream = () => world.upstreams.anthropic.setBehavior({ message: WHOLE, streamFixture: "anthropic-thinking-tool-stream.sse" });
 
 /** The caller's second turn: its first turn's assistant message as the SDK gave it, and the tool's result. */
@@ -100,6 +102,28 @@ describe("an OpenAI caller's tool-use cycle keeps Anthropic's thinking on", () =
     expect(sent.thinking).toEqual({ type: "adaptive" });
     expect(sent.messages.at(-2).content.slice(0, 2)).toEqual(WHOLE_THINKING);
     expect(sent.messages.at(-1).content.map((block: { type: string }) => block.type)).toEqual(["tool_result", "text"]);
+  });
+
+  test("an answer with a thinking block that came unsigned keeps none: Anthropic refuses the sequence with a block left out", async () => {
+    const unsigned = { ...WHOLE, content: WHOLE.content.map((block) => (block.type === "thinking" ? { ...block, signature: "" } : block)) };
+    const lostSignature = (data: any) => {
+      if (data.delta?.type === "signature_delta") data.delta.signature = "";
+    };
+    for (const stream of [false, true]) {
+      forgetKeptThinking();
+      world.upstreams.anthropic.setBehavior({ script: (request) => (request.body.stream ? editedAnthropicStream(lostSignature, { fixture: "anthropic-thinking-tool-stream.sse" }) : Response.json(unsigned)) });
+      let callId = "";
+      const asked = { model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" as const };
+      if (stream) for await (const chunk of await world.openai.chat.completions.create({ ...asked, stream })) callId ||= chunk.choices[0]?.delta.tool_calls?.[0]?.id ?? "";
+      else callId = (await world.openai.chat.completions.create(asked)).choices[0]!.message.tool_calls![0]!.id;
+      const assistant: OpenAI.Chat.ChatCompletionMessageParam = { role: "assistant", content: null, tool_calls: [{ id: callId, type: "function", function: { name: "get_weather", arguments: "{}" } }] };
+
+      const { response, sent } = await secondTurn(world.openai, answering(assistant, callId));
+      expect(response.status).toBe(200);
+      expect(sent).not.toHaveProperty("thinking");
+      expect(sent.messages.at(-2).content.map((block: { type: string }) => block.type)).toEqual(["tool_use"]);
+      expect(warningsOf(response)).toContain("reasoning: not passed on for this turn");
+    }
   });
 
   test("the thinking is its owner's: another user answering the same call id gets no thinking, and a warning", async () => {
@@ -174,7 +198,7 @@ test("a genai caller that sends its function call back with its id keeps the thi
 });
 
 test("an Anthropic caller's answers keep nothing: its thinking travels in its own turns", async () => {
-  world.gw.database.sql.run("DELETE FROM kept_thinking", []);
+  forgetKeptThinking();
   thinkingUpstream();
   const ask = { model: MODELS.anthropic, max_tokens: 4096, thinking: { type: "enabled" as const, budget_tokens: 2048 }, messages: [{ role: "user" as const, content: "What's the weather in Paris?" }], tools: [anthropicWeatherTool] };
   const whole = await world.anthropic.messages.create(ask);

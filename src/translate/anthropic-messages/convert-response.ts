@@ -91,29 +91,38 @@ export function usageToAnthropic(usage: Usage) {
 /** Where an Anthropic message (and its stream's message_delta) carries its usage. */
 export const ANTHROPIC_USAGE_FIELD: UsageField = { name: "usage", counts: ["input_tokens", "output_tokens"], render: usageToAnthropic };
 
+/** A thinking block of an answer, as its upstream gave it or as a stream's events assembled it. */
+export type ThinkingBlock = { type: string; thinking?: string; signature?: string; data?: string };
+
+/** Whether a content block is thinking, signed, encrypted whole or neither. */
+export const isThinkingBlock = (block: { type: string }) => block.type === "thinking" || block.type === "redacted_thinking";
+
 /**
- * A thinking block as Anthropic made it, when it can be sent back: a thinking block with its
- * signature, or a redacted one with its data.
+ * An answer's thinking blocks as they can be sent back, or undefined: Anthropic wants them all,
+ * verbatim and in order (a thinking block with its signature, a redacted one with its data),
+ * and refuses a sequence with one left out, so one that came without them spoils the lot.
  */
-export function signedThinkingOf(block: { type: string; thinking?: string; signature?: string; data?: string }): SignedThinking | undefined {
-  if (block.type === "thinking" && block.thinking !== undefined && block.signature) return { type: "thinking", thinking: block.thinking, signature: block.signature };
-  if (block.type === "redacted_thinking" && block.data) return { type: "redacted_thinking", data: block.data };
-  return undefined;
+export function sendableThinking(blocks: readonly ThinkingBlock[]): SignedThinking[] | undefined {
+  const sendable: SignedThinking[] = [];
+  for (const block of blocks) {
+    if (block.type === "thinking" && block.thinking !== undefined && block.signature) sendable.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
+    else if (block.type === "redacted_thinking" && block.data) sendable.push({ type: "redacted_thinking", data: block.data });
+    else return undefined;
+  }
+  return sendable.length > 0 ? sendable : undefined;
 }
 
 /** An upstream messages response in canonical form; redacted thinking, encrypted, is Anthropic's alone. */
 export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof AnthropicResponseSchema>, now: number): ChatResponse {
   const content: AnswerPart[] = [];
-  const signedThinking: SignedThinking[] = [];
   for (const block of body.content) {
     if (block.type === "text" && block.text !== undefined) content.push({ type: "text", text: block.text });
     else if (block.type === "thinking" && block.thinking) content.push({ type: "reasoning", text: block.thinking });
     else if (block.type === "tool_use") {
       content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
     }
-    const signed = signedThinkingOf(block);
-    if (signed) signedThinking.push(signed);
   }
+  const signedThinking = sendableThinking(body.content.filter(isThinkingBlock));
   return {
     id: body.id ?? "",
     model: body.model ?? "",
@@ -122,7 +131,7 @@ export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof A
     finishReason: mapAnthropicStopReason(body.stop_reason),
     ...(body.stop_details?.explanation ? { refusal: body.stop_details.explanation } : {}),
     usage: body.usage ? usageFromAnthropic(body.usage) : null,
-    ...(signedThinking.length > 0 ? { signedThinking } : {}),
+    ...(signedThinking ? { signedThinking } : {}),
   };
 }
 

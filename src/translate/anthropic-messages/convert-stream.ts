@@ -8,7 +8,7 @@ import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { parseStreamEvent, providerErrorPart, unusableEventPart } from "../parse-stream-event.ts";
 import { endAtError } from "../end-at-error.ts";
 import { anthropicStopOf, mapAnthropicStopReason } from "./map-stop-reason.ts";
-import { AnthropicContentBlockSchema, AnthropicUsageSchema, anthropicMessageId, RefusalDetailsSchema, signedThinkingOf, thinkingBlock, usageFromAnthropic, usageToAnthropic } from "./convert-response.ts";
+import { AnthropicContentBlockSchema, AnthropicUsageSchema, anthropicMessageId, isThinkingBlock, RefusalDetailsSchema, sendableThinking, thinkingBlock, usageFromAnthropic, usageToAnthropic, type ThinkingBlock } from "./convert-response.ts";
 import { believableUsage } from "../../lib/schemas.ts";
 import { jsonOrUndefined } from "../../lib/parse-json.ts";
 
@@ -38,9 +38,9 @@ const EventSchema = v.looseObject({
  * message_delta, only when both halves came and were believable: one read as 0 made the
  * prompt or the answer free, where an unreported usage is estimated. A stream that ends
  * before message_stop was cut short and ends with an error part. With `native`, each event
- * is also given as it came (a native part), for a relay to an Anthropic caller; otherwise each
- * thinking block is also given whole when it closes (a signed-thinking part), to be kept for
- * the caller's next turn.
+ * is also given as it came (a native part), for a relay to an Anthropic caller; otherwise the
+ * thinking blocks are also given whole at message_stop (signed-thinking parts), all of them or
+ * none (see sendableThinking), to be kept for the caller's next turn.
  */
 export function decodeAnthropicEvents(now: () => number, native = false): StreamStep<SseEvent, StreamPart> {
   let usage: v.InferOutput<typeof AnthropicUsageSchema> = {};
@@ -50,9 +50,12 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
   let stopped = false;
   let toolIndex = -1;
   const toolIndexOfBlock = new Map<number, number>();
-  // Thinking blocks still open, by index, assembled from their deltas. Not for a relay: its
-  // Anthropic caller has them in the events themselves.
-  const thinkingOfBlock = native ? undefined : new Map<number, { type: string; thinking?: string; signature?: string; data?: string }>();
+  // Thinking blocks still open, by index, assembled from their deltas, and those closed. Not for
+  // a relay: its Anthropic caller has them in the events themselves.
+  const thinkingOfBlock = native ? undefined : new Map<number, ThinkingBlock>();
+  const closedThinking: ThinkingBlock[] = [];
+  // A thinking or signature delta came for no open thinking block: what it carried is lost.
+  let thinkingLost = false;
   return {
     transform(sse, controller) {
       if (stopped) return;
@@ -77,7 +80,7 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           });
           break;
         case "content_block_start":
-          if (event.content_block?.type === "thinking" || event.content_block?.type === "redacted_thinking") thinkingOfBlock?.set(event.index ?? 0, { ...event.content_block });
+          if (event.content_block && isThinkingBlock(event.content_block)) thinkingOfBlock?.set(event.index ?? 0, { ...event.content_block });
           if (event.content_block?.type === "tool_use") {
             toolIndex++;
             toolIndexOfBlock.set(event.index ?? 0, toolIndex);
@@ -95,10 +98,12 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           else if (event.delta?.type === "thinking_delta" && event.delta.thinking) {
             const block = thinkingOfBlock?.get(event.index ?? 0);
             if (block) block.thinking = (block.thinking ?? "") + event.delta.thinking;
+            else thinkingLost = true;
             controller.enqueue({ type: "reasoning-delta", text: event.delta.thinking });
           } else if (event.delta?.type === "signature_delta" && event.delta.signature) {
             const block = thinkingOfBlock?.get(event.index ?? 0);
             if (block) block.signature = (block.signature ?? "") + event.delta.signature;
+            else thinkingLost = true;
           } else if (event.delta?.type === "input_json_delta" && event.delta.partial_json) {
             const index = toolIndexOfBlock.get(event.index ?? 0) ?? 0;
             controller.enqueue({ type: "tool-call-delta", index, argumentsDelta: event.delta.partial_json });
@@ -106,9 +111,8 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           break;
         case "content_block_stop": {
           const block = thinkingOfBlock?.get(event.index ?? 0);
-          const signed = block && signedThinkingOf(block);
+          if (block) closedThinking.push(block);
           thinkingOfBlock?.delete(event.index ?? 0);
-          if (signed) controller.enqueue({ type: "signed-thinking", block: signed });
           break;
         }
         case "message_delta":
@@ -120,10 +124,14 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           // leaves before message_stop is billed by it.
           if (inputReported && outputReported) controller.enqueue({ type: "usage", usage: usageFromAnthropic(usage) });
           break;
-        case "message_stop":
+        case "message_stop": {
           stopped = true;
+          // A block still open, or a delta that found none, came incomplete: none goes back.
+          const signed = thinkingLost || thinkingOfBlock?.size ? undefined : sendableThinking(closedThinking);
+          if (signed) for (const block of signed) controller.enqueue({ type: "signed-thinking", block });
           controller.enqueue({ type: "finish", finishReason: finish });
           break;
+        }
         case "error":
           stopped = true;
           controller.enqueue(providerErrorPart(event.error?.message ?? "upstream reported an error mid-stream", event.error));
