@@ -53,7 +53,7 @@ export class ChatDispatcher {
    */
   async complete(asked: ChatRequest, meter: RequestMeter, signal: AbortSignal, answered?: (response: ChatResponse) => void): Promise<Served<ChatResponse>> {
     const owner = meter.facts.userId;
-    const request = withKeptThinking(asked, this.keptThinking, owner);
+    const request = withKeptThinking(asked, this.keptThinking, owner, this.deps.channels);
     let served: ServedCall<ChatResponse>;
     try {
       served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call), true);
@@ -83,7 +83,7 @@ export class ChatDispatcher {
    */
   async stream(asked: ChatRequest, meter: RequestMeter, signal: AbortSignal): Promise<Served<ChatStream>> {
     const owner = meter.facts.userId;
-    const request = withKeptThinking(asked, this.keptThinking, owner);
+    const request = withKeptThinking(asked, this.keptThinking, owner, this.deps.channels);
     let served: ServedCall<ChatStream>;
     try {
       served = await this.#serve(request, signal, async (adapter, call) => {

@@ -65,6 +65,11 @@ export interface TokenCount {
 export interface ChatAdapter {
   /** The wire format it speaks: a caller of the same format is passed through. The mock has none. */
   format?: WireFormat;
+  /**
+   * Whether it sends an answered tool-calling turn with the thinking the gateway kept of it
+   * (ChatMessage.signedThinking): the dispatcher looks for kept thinking only for such a kind.
+   */
+  takesKeptThinking?: boolean;
   complete(request: ChatRequest, call: UpstreamCall): Promise<ChatResponse>;
   stream(request: ChatRequest, call: UpstreamCall): Promise<ChatStream>;
   /**

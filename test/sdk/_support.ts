@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, Type, type GenerateContentResponse } from "@google/genai";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
-import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
+import { startTestGateway, type TestGateway, type TestGatewayOptions } from "../helpers/gateway.ts";
 import { jsonFixture, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import {
   ANTHROPIC_PLAIN_FIXTURE,
@@ -91,13 +91,13 @@ export function genaiClient(gw: TestGateway, key: string): GoogleGenAI {
   return new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.url, timeout: 10_000 } });
 }
 
-export async function startWorld(): Promise<World> {
+export async function startWorld(options: TestGatewayOptions = {}): Promise<World> {
   const [openaiUp, anthropicUp, geminiUp] = await Promise.all([
     startOpenAiUpstream(),
     startAnthropicUpstream({ apiKey: UPSTREAM_KEYS.anthropic }),
     startGeminiUpstream({ apiKey: UPSTREAM_KEYS.gemini }),
   ]);
-  const gw = await startTestGateway();
+  const gw = await startTestGateway(options);
   // Test models have no price record; serve them free whatever the default becomes.
   const settings = await gw.admin("PATCH", "/v1/admin/settings", { allow_unpriced_models: true });
   expect(settings.status).toBe(200);

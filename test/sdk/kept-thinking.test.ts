@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { createJsonLogger } from "../../src/lib/logger.ts";
 import type OpenAI from "openai";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { anthropicFixtureEvents, editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
@@ -205,4 +206,45 @@ test("an Anthropic caller's answers keep nothing: its thinking travels in its ow
   expect(whole.content.map((block) => block.type)).toEqual(["thinking", "redacted_thinking", "tool_use"]);
   for await (const _ of await world.anthropic.messages.create({ ...ask, stream: true }));
   expect(keptRows()).toBe(0);
+});
+
+describe("with the store's table gone (each read and write of it fails, and says so in the log)", () => {
+  let lines: string[];
+  let broken: World;
+  beforeAll(async () => {
+    lines = [];
+    broken = await startWorld({ log: createJsonLogger((line) => lines.push(line), Date.now) });
+    broken.gw.database.sql.run("DROP TABLE kept_thinking", []);
+  });
+  afterAll(() => broken.close());
+  beforeEach(() => {
+    broken.reset();
+    lines.length = 0;
+  });
+  const logged = (message: string) => lines.some((line) => JSON.parse(line).message === message);
+
+  test("an answer whose thinking cannot be kept is still given, and its usage row committed", async () => {
+    broken.upstreams.anthropic.setBehavior({ message: WHOLE });
+    const { data, response } = await broken.openai.chat.completions.create({ model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" }).withResponse();
+    expect(data.choices[0]!.message.tool_calls).toHaveLength(1);
+    expect(logged("thinking not kept")).toBe(true);
+    const row = broken.gw.database.sql.get("SELECT status, completion_tokens FROM usage_logs WHERE request_id = ?", [response.headers.get("x-request-id")]);
+    expect(row).toMatchObject({ status: 200, completion_tokens: data.usage!.completion_tokens });
+    expect(data.usage!.completion_tokens).toBeGreaterThan(0);
+  });
+
+  test("a turn answering tool calls of a model no Anthropic channel serves does not look for kept thinking", async () => {
+    const answered = (model: string) =>
+      broken.openai.chat.completions.create({
+        model,
+        reasoning_effort: "low",
+        tools: [openAiWeatherTool],
+        messages: [...asking, { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{}" } }] }, { role: "tool", tool_call_id: "call_1", content: "sunny" }],
+      });
+    await answered(MODELS.anthropic);
+    expect(logged("kept thinking not read")).toBe(true);
+    lines.length = 0;
+    for (const model of [MODELS.openai, MODELS.gemini]) await answered(model);
+    expect(logged("kept thinking not read")).toBe(false);
+  });
 });

@@ -53,6 +53,8 @@ function countBodyOf(request: ChatRequest, call: UpstreamCall): Record<string, u
 /** The Anthropic messages API at the channel's base URL (the host root). */
 export const anthropicChatAdapter: ChatAdapter = {
   format: ANTHROPIC_WIRE.format,
+  // Anthropic, thinking, wants that turn back with its signed thinking first (see applyThinking).
+  takesKeptThinking: true,
   async complete(request, call) {
     const body = bodyOf(request, call, false);
     const response = await postJson(call, `${call.channel.baseUrl}/v1/messages`, headersOf(request, call), body);
