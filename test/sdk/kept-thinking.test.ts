@@ -127,6 +127,18 @@ describe("an OpenAI caller's tool-use cycle keeps Anthropic's thinking on", () =
     }
   });
 
+  test("a stream cut before its end keeps nothing, though its thinking blocks all closed", async () => {
+    forgetKeptThinking();
+    world.upstreams.anthropic.setBehavior({ script: () => editedAnthropicStream(() => {}, { fixture: "anthropic-thinking-tool-stream.sse", cutBefore: "message_stop" }) });
+    const stream = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low", stream: true });
+    const read = async () => {
+      for await (const _ of stream);
+    };
+    await expect(read()).rejects.toThrow("ended before the response was complete");
+    await world.gw.services.usage.flush();
+    expect(keptRows()).toBe(0);
+  });
+
   test("the thinking is its owner's: another user answering the same call id gets no thinking, and a warning", async () => {
     thinkingUpstream();
     const first = await world.openai.chat.completions.create({ model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" });
