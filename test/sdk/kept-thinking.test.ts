@@ -127,6 +127,27 @@ describe("an OpenAI caller's tool-use cycle keeps Anthropic's thinking on", () =
     }
   });
 
+  test("an answer with thinking between its tool calls (interleaved) keeps none: put back before the first call, it would be moved", async () => {
+    const interleaved = { ...WHOLE, content: [WHOLE.content[0], WHOLE.content[2], WHOLE.content[1]] };
+    // The stream fixture's redacted block (index 1) moved after its tool call's block (index 2).
+    const events = anthropicFixtureEvents("anthropic-thinking-tool-stream.sse");
+    const redacted = events.filter(({ data }) => data.index === 1);
+    const reordered = events.filter(({ data }) => data.index !== 1);
+    reordered.splice(reordered.findLastIndex(({ data }) => data.index === 2) + 1, 0, ...redacted);
+    const sse = reordered.map(({ event, data }) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+    for (const stream of [false, true]) {
+      forgetKeptThinking();
+      world.upstreams.anthropic.setBehavior({ script: (request) => (request.body.stream ? new Response(sse, { headers: { "content-type": "text/event-stream" } }) : Response.json(interleaved)) });
+      const asked = { model: MODELS.anthropic, messages: asking, tools: [openAiWeatherTool], reasoning_effort: "low" as const };
+      let callId = "";
+      if (stream) for await (const chunk of await world.openai.chat.completions.create({ ...asked, stream })) callId ||= chunk.choices[0]?.delta.tool_calls?.[0]?.id ?? "";
+      else callId = (await world.openai.chat.completions.create(asked)).choices[0]!.message.tool_calls![0]!.id;
+      expect(callId).toStartWith("toolu_");
+      await world.gw.services.usage.flush();
+      expect(keptRows()).toBe(0);
+    }
+  });
+
   test("a stream cut before its end keeps nothing, though its thinking blocks all closed", async () => {
     forgetKeptThinking();
     world.upstreams.anthropic.setBehavior({ script: () => editedAnthropicStream(() => {}, { fixture: "anthropic-thinking-tool-stream.sse", cutBefore: "message_stop" }) });

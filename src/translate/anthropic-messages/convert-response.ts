@@ -122,7 +122,10 @@ export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof A
       content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
     }
   }
-  const signedThinking = sendableThinking(body.content.filter(isThinkingBlock));
+  const firstCall = body.content.findIndex((block) => block.type === "tool_use");
+  // Thinking between tool calls (interleaved) would go back before the first call, moved: not kept.
+  const interleaved = firstCall >= 0 && body.content.slice(firstCall).some(isThinkingBlock);
+  const signedThinking = interleaved ? undefined : sendableThinking(body.content.filter(isThinkingBlock));
   return {
     id: body.id ?? "",
     model: body.model ?? "",

@@ -54,7 +54,8 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
   // a relay: its Anthropic caller has them in the events themselves.
   const thinkingOfBlock = native ? undefined : new Map<number, ThinkingBlock>();
   const closedThinking: ThinkingBlock[] = [];
-  // A thinking or signature delta came for no open thinking block: what it carried is lost.
+  // What would go back is not what Anthropic made: a thinking or signature delta found no open
+  // thinking block, or thinking came after a tool call.
   let thinkingLost = false;
   return {
     transform(sse, controller) {
@@ -80,7 +81,11 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           });
           break;
         case "content_block_start":
-          if (event.content_block && isThinkingBlock(event.content_block)) thinkingOfBlock?.set(event.index ?? 0, { ...event.content_block });
+          if (event.content_block && isThinkingBlock(event.content_block)) {
+            thinkingOfBlock?.set(event.index ?? 0, { ...event.content_block });
+            // Thinking between tool calls (interleaved) would go back before the first call, moved: none is kept.
+            if (toolIndex >= 0) thinkingLost = true;
+          }
           if (event.content_block?.type === "tool_use") {
             toolIndex++;
             toolIndexOfBlock.set(event.index ?? 0, toolIndex);
