@@ -237,7 +237,10 @@ export interface ChatResponse {
   usage: Usage | null;
   /** The upstream's own body, given only when the caller speaks the upstream's format (native passthrough). */
   native?: Record<string, unknown>;
-  /** The answer's Anthropic thinking blocks, in order, when its upstream is Anthropic and every one came signed. */
+  /**
+   * The answer's Anthropic thinking blocks, in order, when it called tools (the turn answering
+   * them wants the blocks back), its upstream is Anthropic and every block came signed.
+   */
   signedThinking?: SignedThinking[];
 }
 

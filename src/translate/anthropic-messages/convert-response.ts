@@ -122,10 +122,11 @@ export function convertAnthropicResponseToCanonical(body: v.InferOutput<typeof A
       content.push({ type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
     }
   }
+  // Wanted back only with the answer's tool calls. Thinking between them (interleaved) would go
+  // back before the first call, moved: not kept.
   const firstCall = body.content.findIndex((block) => block.type === "tool_use");
-  // Thinking between tool calls (interleaved) would go back before the first call, moved: not kept.
-  const interleaved = firstCall >= 0 && body.content.slice(firstCall).some(isThinkingBlock);
-  const signedThinking = interleaved ? undefined : sendableThinking(body.content.filter(isThinkingBlock));
+  const keepable = firstCall >= 0 && !body.content.slice(firstCall).some(isThinkingBlock);
+  const signedThinking = keepable ? sendableThinking(body.content.filter(isThinkingBlock)) : undefined;
   return {
     id: body.id ?? "",
     model: body.model ?? "",

@@ -131,8 +131,9 @@ export function decodeAnthropicEvents(now: () => number, native = false): Stream
           break;
         case "message_stop": {
           stopped = true;
-          // A block still open, or a delta that found none, came incomplete: none goes back.
-          const signed = thinkingLost || thinkingOfBlock?.size ? undefined : sendableThinking(closedThinking);
+          // Wanted back only with the answer's tool calls; a block still open, or a delta that
+          // found none, came incomplete: then none goes back.
+          const signed = thinkingLost || thinkingOfBlock?.size || toolIndex < 0 ? undefined : sendableThinking(closedThinking);
           if (signed) for (const block of signed) controller.enqueue({ type: "signed-thinking", block });
           controller.enqueue({ type: "finish", finishReason: finish });
           break;
