@@ -7,7 +7,7 @@ import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse
  * - every request is recorded (method, path, lower-cased headers, parsed JSON body);
  * - it checks what the real API checks first: the path, `x-api-key` (when `apiKey` is
  *   given), the `anthropic-version` header, that `max_tokens` and `messages` are present with
- *   roles user/assistant, and that each tool_result answers a tool_use of the turn before
+ *   roles user/assistant/system, and that each tool_result answers a tool_use of the turn before
  *   (and each tool_use is answered), answering Anthropic's own error bodies; count_tokens
  *   refuses the answer's fields instead ("max_tokens: Extra inputs are not permitted");
  * - structured outputs are checked as the real API checks them: `output_config.format` is
@@ -267,8 +267,9 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (!Array.isArray(body.messages)) return errorResponse(400, anthropicErrorBody(400, "messages: Field required"));
       if (body.messages.length === 0) return errorResponse(400, anthropicErrorBody(400, "messages: at least one message is required"));
       for (const [i, message] of body.messages.entries()) {
-        if (message?.role !== "user" && message?.role !== "assistant") {
-          return errorResponse(400, anthropicErrorBody(400, `messages.${i}.role: Input should be 'user' or 'assistant'`));
+        // Newer models take a system message among the turns (mid-conversation system messages).
+        if (message?.role !== "user" && message?.role !== "assistant" && message?.role !== "system") {
+          return errorResponse(400, anthropicErrorBody(400, `messages.${i}.role: Input should be 'user', 'assistant' or 'system'`));
         }
       }
       const unpaired = toolPairingError(body.messages) ?? thinkingTurnError(body);

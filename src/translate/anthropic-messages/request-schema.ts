@@ -37,10 +37,19 @@ export type ModelledBlock = v.InferOutput<typeof ModelledBlock>;
 /** Whether `block` is one of the types the canonical form carries (else it was accepted as another). */
 export const isModelledBlock = (block: { type: string }): block is ModelledBlock => MODELLED_BLOCK_TYPES.includes(block.type);
 
-const Message = v.object({
-  role: v.picklist(["user", "assistant"], "must be 'user' or 'assistant'"),
+const Turn = v.object({
+  role: v.picklist(["user", "assistant"]),
   content: v.union([v.string(), v.array(ContentBlock)], "must be a string or an array of content blocks"),
 });
+/**
+ * Instructions given mid-conversation (Claude Code sends them): Anthropic's newer models take a
+ * system message among the turns, and its placement rules are the upstream's to enforce.
+ */
+const SystemMessage = v.object({
+  role: v.literal("system"),
+  content: v.union([v.string(), v.array(TextBlock)], "must be a string or an array of text blocks"),
+});
+const Message = v.variant("role", [Turn, SystemMessage], "must be 'user', 'assistant' or 'system'");
 
 type Message = v.InferOutput<typeof Message>;
 

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, type RemoteKind, type World } from "./_support.ts";
+import { jsonFixture } from "../helpers/loopback-upstream.ts";
+
+/**
+ * Claude Code pointed at the gateway (ANTHROPIC_BASE_URL): its requests, as the CLI sent them
+ * (test/fixtures/claude-code-request.json, texts cut short), replayed against a channel of
+ * each kind. Claude Code gives the agent list in a system message among the turns (Anthropic's
+ * mid-conversation system messages), so the gateway must take one wherever it goes.
+ */
+
+/** The beta flags Claude Code 2.1 sends with every request. */
+const CLAUDE_CODE_BETAS =
+  "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,effort-2025-11-24";
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(() => world.close());
+beforeEach(() => world.reset());
+
+/** Claude Code's request for a channel of `kind`, with its headers. */
+function sendClaudeCodeRequest(kind: RemoteKind): Promise<Response> {
+  const body = { ...jsonFixture("claude-code-request.json"), model: MODELS[kind] };
+  return world.gw.fetch("/v1/messages?beta=true", {
+    method: "POST",
+    headers: { "x-api-key": world.key, "anthropic-version": "2023-06-01", "anthropic-beta": CLAUDE_CODE_BETAS, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The text of Claude Code's mid-conversation system message. */
+const agentList = (): string => jsonFixture("claude-code-request.json").messages[1].content;
+
+describe("Claude Code's request, with a system message among its turns", () => {
+  for (const kind of REMOTE_KINDS) {
+    test(`is served by a ${kind} channel`, async () => {
+      const response = await sendClaudeCodeRequest(kind);
+      const text = await response.text();
+      expect({ status: response.status, text: response.ok ? "" : text }).toEqual({ status: 200, text: "" });
+      expect(response.headers.get("content-type")).toContain("text/event-stream");
+    });
+  }
+
+  test("reaches an anthropic upstream in its place, with the beta flag that asks for it", async () => {
+    await (await sendClaudeCodeRequest("anthropic")).text();
+    const { body, headers } = onlyRequest(world, "anthropic");
+    expect(body.messages.map((m: { role: string }) => m.role)).toEqual(["user", "system"]);
+    expect(body.messages[1].content).toBe(agentList());
+    expect(headers["anthropic-beta"]).toContain("mid-conversation-system-2026-04-07");
+  });
+
+  test("reaches an openai upstream in its place, after the user's turn", async () => {
+    await (await sendClaudeCodeRequest("openai")).text();
+    const messages = onlyRequest(world, "openai").body.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(["system", "user", "system"]);
+    expect(messages[2]!.content).toBe(agentList());
+  });
+
+  test("reaches a gemini upstream in its one system instruction, the turns left the user's", async () => {
+    await (await sendClaudeCodeRequest("gemini")).text();
+    const body = onlyRequest(world, "gemini").body;
+    expect(flattenText(body.systemInstruction)).toContain(agentList());
+    expect(body.contents.map((c: { role: string }) => c.role)).toEqual(["user"]);
+  });
+
+  test("a system message with a block of another type than text is refused with the spec's error shape", async () => {
+    const body = jsonFixture("claude-code-request.json");
+    body.messages[1] = { role: "system", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] };
+    const response = await world.gw.fetch("/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": world.key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ ...body, model: MODELS.anthropic }),
+    });
+    expect(response.status).toBe(400);
+    const error = (await response.json()).error;
+    expect(error.type).toBe("invalid_request_error");
+    expect(error.message).toContain("messages[1].content");
+  });
+});
