@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, type RemoteKind, type World } from "./_support.ts";
+import { MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, warningsOf, type RemoteKind, type World } from "./_support.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 
 /**
@@ -63,6 +63,19 @@ describe("Claude Code's request, with a system message among its turns", () => {
     const body = onlyRequest(world, "gemini").body;
     expect(flattenText(body.systemInstruction)).toContain(agentList());
     expect(body.contents.map((c: { role: string }) => c.role)).toEqual(["user"]);
+  });
+
+  test("to an anthropic upstream, is not said to be moved: it went where Claude Code put it", async () => {
+    const response = await sendClaudeCodeRequest("anthropic");
+    await response.text();
+    expect(warningsOf(response)).not.toContain("system message");
+    expect(onlyRequest(world, "anthropic").body.messages[1].role).toBe("system");
+  });
+
+  test("to a gemini upstream, is said to be moved to the top", async () => {
+    const response = await sendClaudeCodeRequest("gemini");
+    await response.text();
+    expect(warningsOf(response)).toContain("a system message after the conversation began, moved to the top");
   });
 
   test("a system message with a block of another type than text is refused with the spec's error shape", async () => {

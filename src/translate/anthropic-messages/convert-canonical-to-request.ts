@@ -79,7 +79,9 @@ export function warnOfContinuedTurn(request: ChatRequest, messages: readonly Ant
  * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): AnthropicRequest {
-  const { system, turns } = systemAndTurns(request.messages, warnings);
+  // An Anthropic caller's own system and messages are laid over these (withCallerBody): its
+  // system messages among the turns reach the upstream where it put them, nothing moved.
+  const { system, turns } = systemAndTurns(request.messages, request.native?.format === "anthropic" ? undefined : warnings);
   const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
   const p = request.params;
   const body: AnthropicRequest = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
