@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, warningsOf, type RemoteKind, type World } from "./_support.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
+import { editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
 
 /**
  * Claude Code pointed at the gateway (ANTHROPIC_BASE_URL): its requests, as the CLI sent them
@@ -20,13 +21,12 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-/** Claude Code's request for a channel of `kind`, with its headers. */
-function sendClaudeCodeRequest(kind: RemoteKind): Promise<Response> {
-  const body = { ...jsonFixture("claude-code-request.json"), model: MODELS[kind] };
+/** Claude Code's request (its first turn unless `body` is given) for a channel of `kind`, with its headers. */
+function sendClaudeCodeRequest(kind: RemoteKind, body: Record<string, unknown> = jsonFixture("claude-code-request.json")): Promise<Response> {
   return world.gw.fetch("/v1/messages?beta=true", {
     method: "POST",
     headers: { "x-api-key": world.key, "anthropic-version": "2023-06-01", "anthropic-beta": CLAUDE_CODE_BETAS, "content-type": "application/json" },
-    body: JSON.stringify(body),
+    body: JSON.stringify({ ...body, model: MODELS[kind] }),
   });
 }
 
@@ -90,5 +90,26 @@ describe("Claude Code's request, with a system message among its turns", () => {
     const error = (await response.json()).error;
     expect(error.type).toBe("invalid_request_error");
     expect(error.message).toContain("messages[1].content");
+  });
+});
+
+describe("Claude Code's next turn, answering a tool call made without thinking", () => {
+  /** The CLI's request after it ran the Bash call of an answer that did not think (its blocks as the CLI sent them). */
+  function toolResultTurn(): Record<string, any> {
+    const body = jsonFixture("claude-code-request.json");
+    const call = { type: "tool_use", id: "toolu_01ABC", name: "Bash", input: { command: "echo hello", description: "Print hello" } };
+    const result = { tool_use_id: "toolu_01ABC", type: "tool_result", content: "hello", is_error: false, cache_control: { type: "ephemeral" } };
+    body.messages.push({ role: "assistant", content: [call] }, { role: "user", content: [result] });
+    return body;
+  }
+
+  test("goes to an anthropic channel with its own thinking, and no warning says otherwise", async () => {
+    // An Anthropic-compatible server that takes such a turn while thinking (Anthropic's own decides for itself).
+    world.upstreams.anthropic.setBehavior({ script: () => editedAnthropicStream(() => {}) });
+    const response = await sendClaudeCodeRequest("anthropic", toolResultTurn());
+    await response.text();
+    expect(response.status).toBe(200);
+    expect(onlyRequest(world, "anthropic").body.thinking).toEqual({ type: "adaptive" });
+    expect(warningsOf(response)).not.toContain("reasoning");
   });
 });

@@ -159,7 +159,9 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     return;
   }
   const messages = body.messages as AnthropicMessage[];
-  const unsigned = answersUnsignedToolCalls(messages);
+  // An Anthropic caller's turns and thinking are laid over these as it sent them: whether its
+  // tool-calling turn came signed is between it and the upstream, and its thinking goes anyway.
+  const unsigned = request.native?.format !== "anthropic" && answersUnsignedToolCalls(messages);
   const kept = unsigned ? answeredToolCallTurn(request.messages)?.signedThinking : undefined;
   if (unsigned && !kept) {
     warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry and the gateway did not keep");
