@@ -7,7 +7,8 @@ import { editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
  * Claude Code pointed at the gateway (ANTHROPIC_BASE_URL): its requests, as the CLI sent them
  * (test/fixtures/claude-code-request.json, texts cut short), replayed against a channel of
  * each kind. Claude Code gives the agent list in a system message among the turns (Anthropic's
- * mid-conversation system messages), so the gateway must take one wherever it goes.
+ * mid-conversation system messages, asked for by a beta flag), so the gateway must take one
+ * wherever it goes; from a caller that did not ask for them, the contract's rule stands.
  */
 
 /** The beta flags Claude Code 2.1 sends with every request. */
@@ -90,6 +91,35 @@ describe("Claude Code's request, with a system message among its turns", () => {
     const error = (await response.json()).error;
     expect(error.type).toBe("invalid_request_error");
     expect(error.message).toContain("messages[1].content");
+  });
+});
+
+describe("a system message among the turns, from a caller that did not ask for the feature", () => {
+  /** Claude Code's request sent to `path` as another client would: without Anthropic's beta flags. */
+  async function sendWithoutBeta(path: string, beta?: string): Promise<Response> {
+    const headers: Record<string, string> = { "x-api-key": world.key, "anthropic-version": "2023-06-01", "content-type": "application/json" };
+    if (beta !== undefined) headers["anthropic-beta"] = beta;
+    const body = { ...jsonFixture("claude-code-request.json"), model: MODELS.anthropic };
+    return world.gw.fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
+  }
+
+  for (const path of ["/v1/messages", "/v1/messages/count_tokens"]) {
+    test(`is refused at ${path} as the contract says (user and assistant turns only), before any upstream call`, async () => {
+      for (const beta of [undefined, "claude-code-20250219,interleaved-thinking-2025-05-14"]) {
+        const response = await sendWithoutBeta(path, beta);
+        expect(response.status).toBe(400);
+        const { error } = await response.json();
+        expect(error.type).toBe("invalid_request_error");
+        expect(error.message).toBe("Invalid 'messages[1].role': must be 'user' or 'assistant' ('system' too, with the anthropic-beta flag mid-conversation-system-2026-04-07)");
+      }
+      expect(world.upstreams.anthropic.requests).toHaveLength(0);
+    });
+  }
+
+  test("is taken under a later flag of the same feature", async () => {
+    const response = await sendWithoutBeta("/v1/messages", "effort-2025-11-24, mid-conversation-system-2027-01-01");
+    await response.text();
+    expect(response.status).toBe(200);
   });
 });
 

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { integerAtLeast, numberInRange } from "../../lib/validate.ts";
 import { JsonObjectSchema, ModelIdSchema, otherTypedObject } from "../../lib/schemas.ts";
 import { ANTHROPIC_THINKING_TYPES } from "../reasoning.ts";
+import { badRequest } from "../../errors/gateway-error.ts";
 
 const TextBlock = v.looseObject({ type: v.literal("text"), text: v.string() });
 const ImageBlock = v.looseObject({
@@ -37,21 +38,37 @@ export type ModelledBlock = v.InferOutput<typeof ModelledBlock>;
 /** Whether `block` is one of the types the canonical form carries (else it was accepted as another). */
 export const isModelledBlock = (block: { type: string }): block is ModelledBlock => MODELLED_BLOCK_TYPES.includes(block.type);
 
+/** The anthropic-beta flag under which Claude Code sends system messages among its turns. */
+export const MID_CONVERSATION_SYSTEM_BETA = "mid-conversation-system-2026-04-07";
+const ROLES = `must be 'user' or 'assistant' ('system' too, with the anthropic-beta flag ${MID_CONVERSATION_SYSTEM_BETA})`;
 const Turn = v.object({
-  role: v.picklist(["user", "assistant"]),
+  role: v.picklist(["user", "assistant"], ROLES),
   content: v.union([v.string(), v.array(ContentBlock)], "must be a string or an array of content blocks"),
 });
 /**
  * Instructions given mid-conversation (Claude Code sends them): Anthropic's newer models take a
- * system message among the turns, and its placement rules are the upstream's to enforce.
+ * system message among the turns, and its placement rules are the upstream's to enforce. The
+ * contract's messages are user and assistant turns only (spec 4.2), so one is taken only from a
+ * caller that asks for the feature by its beta flag (refuseUnaskedSystemTurns).
  */
 const SystemMessage = v.object({
   role: v.literal("system"),
   content: v.union([v.string(), v.array(TextBlock)], "must be a string or an array of text blocks"),
 });
-const Message = v.variant("role", [Turn, SystemMessage], "must be 'user', 'assistant' or 'system'");
+const Message = v.variant("role", [Turn, SystemMessage], ROLES);
 
 type Message = v.InferOutput<typeof Message>;
+
+/**
+ * Refuses, as the contract does, a system message among the turns of a caller that did not ask
+ * for mid-conversation system messages: `beta` (its anthropic-beta header) names no flag of
+ * that feature, whatever its date.
+ */
+export function refuseUnaskedSystemTurns(messages: readonly { role: string }[], beta: string | undefined): void {
+  if (beta?.split(",").some((flag) => flag.trim().startsWith("mid-conversation-system-"))) return;
+  const at = messages.findIndex((message) => message.role === "system");
+  if (at >= 0) throw badRequest(`Invalid 'messages[${at}].role': ${ROLES}`, `messages[${at}].role`);
+}
 
 /**
  * The first message with nothing in it (an empty string or no blocks), or -1. Anthropic refuses
