@@ -10,6 +10,7 @@ import { resolveItemReferences } from "../../translate/openai-responses/resolve-
 import { conversationBefore, inputItemsOf } from "../../translate/openai-responses/continue-conversation.ts";
 import { renderResponsesEvents } from "../../translate/openai-responses/convert-stream.ts";
 import { echoedSettingsOf, responseIdOf, RESPONSES_USAGE_FIELD, type ResponseObject } from "../../translate/openai-responses/response-object.ts";
+import { namespacedNamesOf } from "../../translate/openai-responses/namespaced-tools.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
@@ -50,7 +51,7 @@ export function responsesRoutes(services: Services) {
     .post("/v1/responses", requireApiKey(services, "chat"), async (c) => {
       const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
       const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier), services.config.variant);
-      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request) };
+      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request), namespaced: namespacedNamesOf(body.tools) };
       // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.
       let keeping: Promise<void> | undefined;
       const keep =

@@ -1,9 +1,10 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
 import type { InputContent, InputItem, ResolvedResponsesRequest } from "./request-schema.ts";
-import { endUserOf, functionToolOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
+import { endUserOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 import { inputItemsOf } from "./continue-conversation.ts";
+import { canonicalToolsOf, qualifiedToolName } from "./namespaced-tools.ts";
 
 /** Why part of a Responses request reaches no upstream, whatever its kind. */
 const NO_PLACE = "the gateway serves responses through chat, which has no place for it";
@@ -39,7 +40,8 @@ function partsOf(content: string | InputContent[], where: string, notes: string[
 function appendItems(messages: ChatMessage[], items: readonly InputItem[], where: (i: number) => string, notes: string[]): void {
   for (const [i, item] of items.entries()) {
     if (item.type === "function_call") {
-      const call: ContentPart = { type: "tool_call", id: item.call_id, name: item.name, arguments: item.arguments };
+      const name = qualifiedToolName({ name: item.name, namespace: item.namespace ?? undefined });
+      const call: ContentPart = { type: "tool_call", id: item.call_id, name, arguments: item.arguments };
       const last = messages.at(-1);
       if (last?.role === "assistant") last.parts.push(call);
       else messages.push({ role: "assistant", parts: [call] });
@@ -107,7 +109,7 @@ export function convertResponsesRequestToCanonical(body: ResolvedResponsesReques
     model: body.model,
     messages,
     params: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, maxTokens: body.max_output_tokens ?? undefined },
-    tools: body.tools?.map(functionToolOf),
+    tools: body.tools ? canonicalToolsOf(body.tools) : undefined,
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.text?.format),

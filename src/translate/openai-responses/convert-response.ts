@@ -2,6 +2,7 @@ import type { ChatResponse } from "../../canonical/chat.ts";
 import { newId } from "../../lib/random-id.ts";
 import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
 import { incompleteReasonOf, responseObject, type ResponseHead } from "./response-object.ts";
+import { callNameOf, type NamespacedNames } from "./namespaced-tools.ts";
 
 /** One content part of an output message: text, or a refusal's words. */
 export type OutputContent = { type: "output_text"; text: string; annotations: unknown[] } | { type: "refusal"; refusal: string };
@@ -13,9 +14,12 @@ export function messageItem(id: string, content: OutputContent[], status: ItemSt
   return { type: "message" as const, id, status, role: "assistant" as const, content };
 }
 
-/** An output function_call item; `callId` is the id a function_call_output answers. */
-export function functionCallItem(id: string, call: { callId: string; name: string; arguments: string }, status: ItemStatus) {
-  return { type: "function_call" as const, id, call_id: call.callId, name: call.name, arguments: call.arguments, status };
+/**
+ * An output function_call item; `callId` is the id a function_call_output answers, and a call of
+ * a namespace's function (by its qualified name, see `namespaced`) is named within its namespace.
+ */
+export function functionCallItem(id: string, call: { callId: string; name: string; arguments: string }, status: ItemStatus, namespaced?: NamespacedNames) {
+  return { type: "function_call" as const, id, call_id: call.callId, ...callNameOf(call.name, namespaced), arguments: call.arguments, status };
 }
 
 /** An output reasoning item: the model's thinking, as far as the upstream shows it, as one summary part. */
@@ -34,7 +38,7 @@ export const outputText = (text: string): OutputContent => ({ type: "output_text
  * item, each run of text one message, each tool call one function_call, and a refusal's words
  * a refusal part of the last message. An incomplete answer's last item is the one cut short.
  */
-function outputItemsOf(response: ChatResponse): OutputItem[] {
+function outputItemsOf(response: ChatResponse, namespaced: NamespacedNames | undefined): OutputItem[] {
   const items: OutputItem[] = [];
   let message: OutputContent[] | undefined;
   let reasoning: ReturnType<typeof reasoningItem> | undefined;
@@ -57,7 +61,7 @@ function outputItemsOf(response: ChatResponse): OutputItem[] {
       else content.push(outputText(part.text));
     } else if (part.type === "tool_call") {
       message = undefined;
-      items.push(functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: part.arguments }, "completed"));
+      items.push(functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: part.arguments }, "completed", namespaced));
     }
   }
   if (response.finishReason === "refusal") openMessage().push({ type: "refusal", refusal: response.refusal || UNEXPLAINED_REFUSAL });
@@ -71,7 +75,7 @@ export function convertCanonicalToResponsesResponse(response: ChatResponse, head
   const incompleteReason = incompleteReasonOf(response.finishReason);
   return responseObject(head, {
     status: incompleteReason ? "incomplete" : "completed",
-    output: outputItemsOf(response),
+    output: outputItemsOf(response, head.namespaced),
     usage: response.usage ?? { inputTokens: 0, outputTokens: 0 },
     incompleteReason,
   });

@@ -182,7 +182,7 @@ export function renderResponsesEvents(
         case "tool-call-start": {
           closeReasoning(controller);
           closeMessage(controller, "completed");
-          const call = { index: output.length, item: functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: "" }, "in_progress") };
+          const call = { index: output.length, item: functionCallItem(newId("fc"), { callId: part.id, name: part.name, arguments: "" }, "in_progress", head.namespaced) };
           output.push(call.item);
           openCalls.push(call);
           calls.set(part.index, call);

@@ -53,6 +53,8 @@ const FunctionCallItem = v.object({
   type: v.literal("function_call"),
   call_id: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   name: v.string(),
+  /** The namespace tool the function is in (see NamespaceTool). */
+  namespace: v.optional(v.nullable(v.string())),
   arguments: v.string(),
 });
 
@@ -95,7 +97,16 @@ const FunctionTool = v.object({
   parameters: v.optional(v.nullable(JsonObjectSchema)),
   strict: v.optional(v.nullable(v.boolean())),
 });
-const BuiltInTool = refusedType(["function"], (type) => `'${type}' is a built-in tool of OpenAI's, which the gateway does not run; only function tools are served`);
+/** Function tools grouped under a name, which the model calls them within (Codex CLI's sub-agent tools). */
+const NamespaceTool = v.object({
+  type: v.literal("namespace"),
+  name: ToolNameSchema,
+  description: v.optional(v.nullable(v.string())),
+  tools: v.array(
+    v.variant("type", [FunctionTool, refusedType(["function"], (type) => `'${type}' tools are not served, in a namespace or out of one; only function tools are`)], "a tool needs a 'type'"),
+  ),
+});
+const BuiltInTool = refusedType(["function", "namespace"], (type) => `'${type}' is a built-in tool of OpenAI's, which the gateway does not run; only function tools are served`);
 
 const ToolChoice = v.union(
   [v.picklist(["auto", "none", "required"]), v.object({ type: v.literal("function"), name: v.string() })],
@@ -126,7 +137,7 @@ export const ResponsesRequestSchema = v.looseObject({
     "must be a string or an array of input items",
   ),
   instructions: v.optional(v.nullable(v.string())),
-  tools: v.optional(v.nullable(v.array(v.variant("type", [FunctionTool, BuiltInTool], "a tool needs a 'type'")))),
+  tools: v.optional(v.nullable(v.array(v.variant("type", [FunctionTool, NamespaceTool, BuiltInTool], "a tool needs a 'type'")))),
   tool_choice: v.optional(v.nullable(ToolChoice)),
   parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
   max_output_tokens: v.optional(v.nullable(integerAtLeast(1))),

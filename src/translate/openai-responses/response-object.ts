@@ -1,6 +1,7 @@
 import type { ChatRequest, FinishReason, Usage } from "../../canonical/chat.ts";
 import type { ResponsesRequest } from "./request-schema.ts";
 import type { UsageField } from "../relay-native.ts";
+import type { NamespacedNames } from "./namespaced-tools.ts";
 
 /**
  * The request's settings that a Response object repeats (the SDK's `Response` declares them),
@@ -62,6 +63,8 @@ export interface ResponseHead {
   /** The public model ID the caller asked for. */
   model: string;
   echo: EchoedSettings;
+  /** The request's namespaced functions, for writing their calls within their namespaces. */
+  namespaced?: NamespacedNames;
 }
 
 /** The id of the Response a request makes: its request id's, so the two can be matched. */

@@ -1,0 +1,63 @@
+import type { ToolDefinition } from "../../canonical/chat.ts";
+import { functionToolOf } from "../openai-chat/convert-request-to-canonical.ts";
+
+/** A function tool as the Responses API's `tools` holds it, alone or within a namespace. */
+interface FunctionTool {
+  type: "function";
+  name: string;
+  description?: string | null;
+  parameters?: Record<string, unknown> | null;
+  strict?: boolean | null;
+}
+
+/** A `namespace` tool: function tools the model calls by name within the namespace (Codex CLI groups its sub-agent tools so). */
+interface NamespaceTool {
+  type: "namespace";
+  name: string;
+  description?: string | null;
+  tools: FunctionTool[];
+}
+
+/** A function's name as the Responses API writes it in a function_call: the namespace it is in, if any. */
+export interface CallName {
+  name: string;
+  namespace?: string;
+}
+
+/** A namespace's functions by the one name each goes upstream under. */
+export type NamespacedNames = ReadonlyMap<string, Required<CallName>>;
+
+/**
+ * The one name a function within a namespace goes upstream under. Chat upstreams have no
+ * namespaces, and every one of them takes underscores in a function's name.
+ */
+export const qualifiedToolName = (call: CallName): string => (call.namespace ? `${call.namespace}__${call.name}` : call.name);
+
+/**
+ * A Responses body's tools as canonical tools: a namespace's functions are offered one by one
+ * under their qualified names, each described with its namespace's description before its own,
+ * which is what the model would have read of the namespace.
+ */
+export function canonicalToolsOf(tools: readonly (FunctionTool | NamespaceTool)[]): ToolDefinition[] {
+  return tools.flatMap((tool) => {
+    if (tool.type === "function") return [functionToolOf(tool)];
+    return tool.tools.map((fn) => {
+      const description = [tool.description, fn.description].filter(Boolean).join("\n\n") || undefined;
+      return functionToolOf({ ...fn, name: qualifiedToolName({ namespace: tool.name, name: fn.name }), description });
+    });
+  });
+}
+
+/** The request's namespaced functions by qualified name, or undefined when it has none (most requests). */
+export function namespacedNamesOf(tools: readonly (FunctionTool | NamespaceTool)[] | null | undefined): NamespacedNames | undefined {
+  const namespaces = tools?.filter((tool) => tool.type === "namespace") ?? [];
+  if (namespaces.length === 0) return undefined;
+  const names = new Map<string, Required<CallName>>();
+  for (const space of namespaces) {
+    for (const fn of space.tools) names.set(qualifiedToolName({ namespace: space.name, name: fn.name }), { namespace: space.name, name: fn.name });
+  }
+  return names;
+}
+
+/** How a call the upstream made under `name` is written for the caller: within its namespace when it is a namespace's function. */
+export const callNameOf = (name: string, namespaced: NamespacedNames | undefined): CallName => namespaced?.get(name) ?? { name };

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { jsonFixture } from "../helpers/openai-upstream.ts";
+import { bearer } from "../helpers/gateway.ts";
+import { MODELS, REMOTE_KINDS, startWorld, type World } from "./_support.ts";
+
+/**
+ * Codex CLI groups some of its function tools in a `namespace` tool (its sub-agent tools), and
+ * the model calls them by name within that namespace: the function_call item says `name` and
+ * `namespace`, and Codex sends it back so. The body is the one Codex 0.169 sent, trimmed.
+ */
+
+const CODEX_BODY = jsonFixture("codex-responses-namespace-tools.json") as Record<string, any>;
+const CLOSE_AGENT = CODEX_BODY.tools[1].tools[0];
+
+let world: World;
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(() => world.close());
+beforeEach(() => world.reset());
+
+const post = (body: unknown) =>
+  world.gw.fetch("/v1/responses", { method: "POST", headers: { ...bearer(world.key), "content-type": "application/json" }, body: JSON.stringify(body) });
+
+/** The name the openai upstream was offered the namespace's close_agent under. */
+function upstreamNameOfCloseAgent(request: { body: any }): string {
+  const tool = request.body.tools.find((t: any) => t.function.description.includes(CLOSE_AGENT.description));
+  expect(tool).toBeDefined();
+  return tool.function.name;
+}
+
+/** An OpenAI chat answer calling `name`, whole or as a stream. */
+function callAnswer(name: string, stream: boolean): Response {
+  const call = { id: "call_ns1", type: "function", function: { name, arguments: '{"target":"agent-7"}' } };
+  if (!stream) {
+    return Response.json({
+      id: "chatcmpl-ns", object: "chat.completion", created: 1, model: "gpt-4o-mini",
+      choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [call] }, finish_reason: "tool_calls" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+  }
+  const chunk = (choice: unknown, usage: unknown = null) => `data: ${JSON.stringify({ id: "chatcmpl-ns", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: choice ? [choice] : [], usage })}\n\n`;
+  const body =
+    chunk({ index: 0, delta: { role: "assistant", tool_calls: [{ index: 0, ...call }] }, finish_reason: null }) +
+    chunk({ index: 0, delta: {}, finish_reason: "tool_calls" }) +
+    chunk(null, { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }) +
+    "data: [DONE]\n\n";
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** The function_call items of a Response, read from a whole body or from a stream's response.completed event. */
+async function functionCallsOf(response: Response, stream: boolean): Promise<any[]> {
+  if (!stream) return (await response.json()).output.filter((item: any) => item.type === "function_call");
+  const events = (await response.text()).split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
+  const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+  const completed = events.find((e) => e.type === "response.completed").response.output;
+  expect(done).toEqual(completed);
+  return completed.filter((item: any) => item.type === "function_call");
+}
+
+describe("Codex's namespace tool", () => {
+  for (const kind of REMOTE_KINDS) {
+    test(`is served on the ${kind} channel, its functions offered beside the plain ones, with what the namespace says of them`, async () => {
+      const response = await post({ ...CODEX_BODY, model: MODELS[kind], stream: false });
+      expect(response.status).toBe(200);
+      const [request] = world.upstreams[kind].requests;
+      const descriptions = JSON.stringify(request!.body.tools);
+      const said = (text: string) => JSON.stringify(text).slice(1, -1);
+      for (const fn of [CODEX_BODY.tools[0], ...CODEX_BODY.tools[1].tools]) expect(descriptions).toContain(said(fn.description));
+      expect(descriptions).toContain(said(CODEX_BODY.tools[1].description));
+    });
+  }
+
+  for (const stream of [false, true]) {
+    test(`a call of one of its functions comes back named within its namespace, and goes up again under the name offered (${stream ? "streamed" : "whole"})`, async () => {
+      world.upstreams.openai.setBehavior({ script: (request) => callAnswer(upstreamNameOfCloseAgent(request), stream) });
+      const first = await post({ ...CODEX_BODY, model: MODELS.openai, stream });
+      expect(first.status).toBe(200);
+      const calls = await functionCallsOf(first, stream);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatchObject({ name: "close_agent", namespace: "multi_agent_v1", call_id: "call_ns1", arguments: '{"target":"agent-7"}' });
+      const offered = upstreamNameOfCloseAgent(world.upstreams.openai.requests[0]!);
+
+      // Codex's next turn: the call as it came, its output after it.
+      world.upstreams.openai.setBehavior({});
+      const output = { type: "function_call_output", call_id: "call_ns1", output: "closed" };
+      const second = await post({ ...CODEX_BODY, model: MODELS.openai, stream: false, input: [...CODEX_BODY.input, calls[0], output] });
+      expect(second.status).toBe(200);
+      const sent = world.upstreams.openai.requests[1]!.body.messages;
+      const assistant = sent.find((m: any) => m.role === "assistant");
+      expect(assistant.tool_calls[0].function.name).toBe(offered);
+      expect(sent.at(-1)).toEqual({ role: "tool", tool_call_id: "call_ns1", content: "closed" });
+    });
+  }
+
+  test("a custom tool inside a namespace is a 400 naming it, as one outside is", async () => {
+    const custom = { type: "custom", name: "apply_patch", description: "Edit files." };
+    const response = await post({ ...CODEX_BODY, model: MODELS.openai, tools: [{ ...CODEX_BODY.tools[1], tools: [custom] }] });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error.param).toBe("tools[0].tools[0]");
+    expect(body.error.message).toContain("custom");
+  });
+});
