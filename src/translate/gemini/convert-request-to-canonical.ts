@@ -1,7 +1,7 @@
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningRequest, ResponseFormat, ToolChoice, Untranslated } from "../../canonical/chat.ts";
 import * as v from "valibot";
 import { FileDataPart, FunctionCallPart, FunctionResponsePart, InlineDataPart, SERVER_WORK_FIELDS, TextPart, type CountTokensRequest, type GenerateContentRequest } from "./request-schema.ts";
-import { jsonSchemaOfOpenApi } from "./normalize-schema.ts";
+import { jsonSchemaInLowerCase, jsonSchemaOfOpenApi } from "./normalize-schema.ts";
 import { nothingUntranslated, severalAnswers } from "../untranslated.ts";
 import { geminiLevel } from "../reasoning.ts";
 
@@ -147,7 +147,7 @@ function callableDeclarations<T extends { name: string }>(body: GenerateContentR
  */
 function responseFormatOf(config: GenerationConfig): ResponseFormat | undefined {
   if (config.responseMimeType !== "application/json") return undefined;
-  const schema = config.responseJsonSchema ?? (config.responseSchema && jsonSchemaOfOpenApi(config.responseSchema));
+  const schema = config.responseJsonSchema ? jsonSchemaInLowerCase(config.responseJsonSchema) : config.responseSchema && jsonSchemaOfOpenApi(config.responseSchema);
   return schema ? { type: "json_schema", schema, strict: true } : { type: "json" };
 }
 
@@ -199,7 +199,7 @@ export function convertGeminiRequestToCanonical(body: GenerateContentRequest, mo
         : callableDeclarations(body, declarations).map((d) => ({
             name: d.name,
             description: d.description,
-            parameters: d.parametersJsonSchema ?? jsonSchemaOfOpenApi(d.parameters ?? { type: "object", properties: {} }),
+            parameters: d.parametersJsonSchema ? jsonSchemaInLowerCase(d.parametersJsonSchema) : jsonSchemaOfOpenApi(d.parameters ?? { type: "object", properties: {} }),
           })),
     toolChoice: toolChoiceOf(body),
     responseFormat: responseFormatOf(config),
