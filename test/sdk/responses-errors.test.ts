@@ -32,7 +32,8 @@ describe("400 naming what is refused, before any upstream is called", () => {
     ["a stored conversation", { conversation: "conv_123" }, "conversation"],
     ["a stored prompt template", { prompt: { id: "pmpt_123" } }, "prompt"],
     ["background mode", { background: true }, "background"],
-    ["a built-in tool", { tools: [{ type: "web_search_preview" }] }, "web_search_preview"],
+    ["a built-in tool", { tools: [{ type: "code_interpreter", container: { type: "auto" } }] }, "code_interpreter"],
+    ["web search forced by tool_choice", { tools: [{ type: "web_search" }], tool_choice: { type: "web_search" } }, "tool_choice"],
     ["file search", { tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }] }, "file_search"],
     ["an input_file part", { input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }, "input_file"],
     ["an image by file id", { input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1", detail: "auto" }] }] }, "file_id"],
@@ -115,6 +116,24 @@ describe("x-gateway-warnings", () => {
     // Not sent on, either, to an openai upstream, which is sent a chat completion.
     const body = world.upstreams.openai.requests.at(-1)!.body;
     for (const field of ["reasoning", "include", "metadata", "truncation", "prompt_cache_key", "frobnicate", "store"]) expect(body).not.toHaveProperty(field);
+  });
+
+  test("web search, which Codex CLI offers on every request, is left out and named; the function tools beside it go on, on every upstream kind", async () => {
+    const lookUp = { type: "function", name: "look_up", description: "Looks a word up", parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] } };
+    for (const kind of ["openai", "anthropic", "gemini"] as const) {
+      const warnings = await warningsOf({ store: false, tools: [{ type: "web_search", external_web_access: true }, lookUp] }, MODELS[kind]);
+      expect(warnings).toBe("tools[0]: 'web_search' left out: the gateway does not run web search, and the model answered without it");
+      const body = world.upstreams[kind].requests.at(-1)!.body;
+      const names = kind === "gemini" ? body.tools.flatMap((t: any) => t.functionDeclarations.map((d: any) => d.name)) : body.tools.map((t: any) => t.function?.name ?? t.name);
+      expect(names).toEqual(["look_up"]);
+    }
+  });
+
+  test("web search as the only tool: the request goes without tools", async () => {
+    for (const type of ["web_search_preview", "web_search_2025_08_26"]) {
+      expect(await warningsOf({ store: false, tools: [{ type }] }, MODELS.openai)).toContain(`tools[0]: '${type}' left out`);
+      expect(world.upstreams.openai.requests.at(-1)!.body).not.toHaveProperty("tools");
+    }
   });
 
   test("the metadata is echoed in the Response all the same", async () => {

@@ -1,5 +1,7 @@
-import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice } from "../../canonical/chat.ts";
-import type { InputContent, InputItem, ResolvedResponsesRequest } from "./request-schema.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, ToolDefinition } from "../../canonical/chat.ts";
+import { WEB_SEARCH_TOOL_TYPES, type InputContent, type InputItem, type ResolvedResponsesRequest } from "./request-schema.ts";
+
+type WebSearchToolType = (typeof WEB_SEARCH_TOOL_TYPES)[number];
 import { endUserOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
@@ -79,6 +81,23 @@ function responseFormatOf(format: NonNullable<ResolvedResponsesRequest["text"]>[
   return format?.type === "json_schema" ? jsonSchemaFormatOf(format) : undefined;
 }
 
+type RequestTool = NonNullable<ResolvedResponsesRequest["tools"]>[number];
+const isWebSearch = (tool: RequestTool): tool is Extract<RequestTool, { type: WebSearchToolType }> => (WEB_SEARCH_TOOL_TYPES as readonly string[]).includes(tool.type);
+
+/**
+ * The request's tools in canonical form, none when there are none to serve: web search, which
+ * the gateway does not run, is left out and named in the notes, and the model answers without it.
+ */
+function servedToolsOf(tools: ResolvedResponsesRequest["tools"], notes: string[]): ToolDefinition[] | undefined {
+  if (!tools) return undefined;
+  const served: Exclude<RequestTool, { type: WebSearchToolType }>[] = [];
+  for (const [i, tool] of tools.entries()) {
+    if (isWebSearch(tool)) notes.push(`tools[${i}]: '${tool.type}' left out: the gateway does not run web search, and the model answered without it`);
+    else served.push(tool);
+  }
+  return served.length > 0 ? canonicalToolsOf(served) : undefined;
+}
+
 function toolChoiceOf(choice: ResolvedResponsesRequest["tool_choice"]): ToolChoice | undefined {
   if (choice == null || typeof choice === "string") return choice ?? undefined;
   return { name: choice.name };
@@ -109,7 +128,7 @@ export function convertResponsesRequestToCanonical(body: ResolvedResponsesReques
     model: body.model,
     messages,
     params: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, maxTokens: body.max_output_tokens ?? undefined },
-    tools: body.tools ? canonicalToolsOf(body.tools) : undefined,
+    tools: servedToolsOf(body.tools, notes),
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.text?.format),

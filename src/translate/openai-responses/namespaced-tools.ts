@@ -49,8 +49,8 @@ export function canonicalToolsOf(tools: readonly (FunctionTool | NamespaceTool)[
 }
 
 /** The request's namespaced functions by qualified name, or undefined when it has none (most requests). */
-export function namespacedNamesOf(tools: readonly (FunctionTool | NamespaceTool)[] | null | undefined): NamespacedNames | undefined {
-  const namespaces = tools?.filter((tool) => tool.type === "namespace") ?? [];
+export function namespacedNamesOf(tools: readonly { type: string }[] | null | undefined): NamespacedNames | undefined {
+  const namespaces = tools?.filter((tool): tool is NamespaceTool => tool.type === "namespace") ?? [];
   if (namespaces.length === 0) return undefined;
   const names = new Map<string, Required<CallName>>();
   for (const space of namespaces) {

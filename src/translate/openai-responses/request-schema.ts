@@ -106,7 +106,14 @@ const NamespaceTool = v.object({
     v.variant("type", [FunctionTool, refusedType(["function"], (type) => `'${type}' tools are not served, in a namespace or out of one; only function tools are`)], "a tool needs a 'type'"),
   ),
 });
-const BuiltInTool = refusedType(["function", "namespace"], (type) => `'${type}' is a built-in tool of OpenAI's, which the gateway does not run; only function tools are served`);
+/**
+ * OpenAI's web search, which the gateway does not run. Unlike the other built-in tools it is
+ * left out with a warning rather than refused: it is an aid the model answers without, and
+ * Codex CLI offers it on every request. The dated names are OpenAI's own.
+ */
+export const WEB_SEARCH_TOOL_TYPES = ["web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"] as const;
+const WebSearchTool = v.looseObject({ type: v.picklist(WEB_SEARCH_TOOL_TYPES) });
+const BuiltInTool = refusedType(["function", "namespace", ...WEB_SEARCH_TOOL_TYPES], (type) => `'${type}' is a built-in tool of OpenAI's, which the gateway does not run; only function tools are served`);
 
 const ToolChoice = v.union(
   [v.picklist(["auto", "none", "required"]), v.object({ type: v.literal("function"), name: v.string() })],
@@ -137,7 +144,7 @@ export const ResponsesRequestSchema = v.looseObject({
     "must be a string or an array of input items",
   ),
   instructions: v.optional(v.nullable(v.string())),
-  tools: v.optional(v.nullable(v.array(v.variant("type", [FunctionTool, NamespaceTool, BuiltInTool], "a tool needs a 'type'")))),
+  tools: v.optional(v.nullable(v.array(v.variant("type", [FunctionTool, NamespaceTool, WebSearchTool, BuiltInTool], "a tool needs a 'type'")))),
   tool_choice: v.optional(v.nullable(ToolChoice)),
   parallel_tool_calls: v.optional(v.nullable(v.boolean("must be a boolean"))),
   max_output_tokens: v.optional(v.nullable(integerAtLeast(1))),
