@@ -1,7 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolChoice, ToolDefinition } from "../../canonical/chat.ts";
 import { WEB_SEARCH_TOOL_TYPES, type InputContent, type InputItem, type ResolvedResponsesRequest } from "./request-schema.ts";
-
-type WebSearchToolType = (typeof WEB_SEARCH_TOOL_TYPES)[number];
 import { endUserOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat/convert-request-to-canonical.ts";
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
@@ -82,6 +80,7 @@ function responseFormatOf(format: NonNullable<ResolvedResponsesRequest["text"]>[
 }
 
 type RequestTool = NonNullable<ResolvedResponsesRequest["tools"]>[number];
+type WebSearchToolType = (typeof WEB_SEARCH_TOOL_TYPES)[number];
 const isWebSearch = (tool: RequestTool): tool is Extract<RequestTool, { type: WebSearchToolType }> => (WEB_SEARCH_TOOL_TYPES as readonly string[]).includes(tool.type);
 
 /**
