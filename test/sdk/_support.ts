@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI, Type, type GenerateContentResponse } from "@google/genai";
 import { adminCreateToken, adminCreateUser } from "../helpers/common.ts";
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from "../helpers/gateway.ts";
+import { bearer, startTestGateway, type TestGateway, type TestGatewayOptions } from "../helpers/gateway.ts";
 import { jsonFixture, startOpenAiUpstream, summarizeStreamFixture, type OpenAiUpstream } from "../helpers/openai-upstream.ts";
 import {
   ANTHROPIC_PLAIN_FIXTURE,
@@ -148,6 +148,11 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<any> {
 /** The x-gateway-warnings header of a response, "" without one. */
 export function warningsOf(response: Response): string {
   return response.headers.get("x-gateway-warnings") ?? "";
+}
+
+/** POSTs `body` as JSON to the world's gateway with its key, as a client without an SDK would. */
+export function postJson(world: World, path: string, body: unknown): Promise<Response> {
+  return world.gw.fetch(path, { method: "POST", headers: { ...bearer(world.key), "content-type": "application/json" }, body: JSON.stringify(body) });
 }
 
 /** The one request an upstream of `kind` received since the last reset. */

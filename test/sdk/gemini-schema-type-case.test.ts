@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { jsonFixture } from "../helpers/openai-upstream.ts";
-import { bearer } from "../helpers/gateway.ts";
-import { answerWithText, MODELS, onlyRequest, startWorld, type World } from "./_support.ts";
+import { answerWithText, MODELS, onlyRequest, postJson, startWorld, type World } from "./_support.ts";
 
 /**
  * Gemini takes OpenAPI's upper-case type names ("OBJECT", "STRING") in its JSON Schema fields
@@ -30,8 +29,7 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-const classify = (model: string) =>
-  world.gw.fetch(`/v1beta/models/${model}:generateContent`, { method: "POST", headers: { ...bearer(world.key), "content-type": "application/json" }, body: JSON.stringify(CLASSIFIER) });
+const classify = (model: string) => postJson(world, `/v1beta/models/${model}:generateContent`, CLASSIFIER);
 
 async function answerText(response: Response): Promise<string> {
   expect(response.status).toBe(200);

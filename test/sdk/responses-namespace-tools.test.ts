@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { jsonFixture } from "../helpers/openai-upstream.ts";
-import { bearer } from "../helpers/gateway.ts";
-import { MODELS, REMOTE_KINDS, startWorld, type World } from "./_support.ts";
+import { MODELS, postJson, REMOTE_KINDS, startWorld, type World } from "./_support.ts";
 
 /**
  * Codex CLI groups some of its function tools in a `namespace` tool (its sub-agent tools), and
@@ -19,8 +18,7 @@ beforeAll(async () => {
 afterAll(() => world.close());
 beforeEach(() => world.reset());
 
-const post = (body: unknown) =>
-  world.gw.fetch("/v1/responses", { method: "POST", headers: { ...bearer(world.key), "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (body: unknown) => postJson(world, "/v1/responses", body);
 
 /** The name the openai upstream was offered the namespace's close_agent under. */
 function upstreamNameOfCloseAgent(request: { body: any }): string {
