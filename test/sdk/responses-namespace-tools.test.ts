@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { jsonFixture } from "../helpers/openai-upstream.ts";
-import { MODELS, postJson, REMOTE_KINDS, startWorld, type World } from "./_support.ts";
+import { MODELS, postJson, REMOTE_KINDS, startWorld, type RemoteKind, type World } from "./_support.ts";
 
 /**
  * Codex CLI groups some of its function tools in a `namespace` tool (its sub-agent tools), and
@@ -20,11 +20,23 @@ beforeEach(() => world.reset());
 
 const post = (body: unknown) => postJson(world, "/v1/responses", body);
 
-/** The name the openai upstream was offered the namespace's close_agent under. */
-function upstreamNameOfCloseAgent(request: { body: any }): string {
-  const tool = request.body.tools.find((t: any) => t.function.description.includes(CLOSE_AGENT.description));
+/** The functions an upstream of `kind` was offered, in its own format, as name and description. */
+function offeredFunctions(body: any, kind: RemoteKind): { name: string; description: string }[] {
+  if (kind === "openai") return body.tools.map((t: any) => t.function);
+  return kind === "anthropic" ? body.tools : body.tools.flatMap((t: any) => t.functionDeclarations);
+}
+
+/** The name an upstream of `kind` was offered the namespace's close_agent under. */
+function upstreamNameOfCloseAgent(request: { body: any }, kind: RemoteKind = "openai"): string {
+  const tool = offeredFunctions(request.body, kind).find((fn) => fn.description.includes(CLOSE_AGENT.description));
   expect(tool).toBeDefined();
-  return tool.function.name;
+  return tool!.name;
+}
+
+/** The names of the functions an upstream of `kind` was told it must call from: the tool_choice, in its format. */
+function forcedNames(body: any, kind: RemoteKind): string[] {
+  if (kind === "openai") return [body.tool_choice.function.name];
+  return kind === "anthropic" ? [body.tool_choice.name] : body.toolConfig.functionCallingConfig.allowedFunctionNames;
 }
 
 /** An OpenAI chat answer calling `name`, whole or as a stream. */
@@ -90,6 +102,27 @@ describe("Codex's namespace tool", () => {
       expect(sent.at(-1)).toEqual({ role: "tool", tool_call_id: "call_ns1", content: "closed" });
     });
   }
+
+  for (const kind of REMOTE_KINDS) {
+    test(`a tool_choice naming one of its functions as '<namespace>.<function>' forces that function on the ${kind} channel`, async () => {
+      // As OpenAI's Agents SDKs write a namespace's function in tool_choice (a tool's own name holds no dot).
+      const tool_choice = { type: "function" as const, name: "multi_agent_v1.close_agent" };
+      const response = await world.openai.responses.create({ model: MODELS[kind], input: CODEX_BODY.input, tools: CODEX_BODY.tools, tool_choice });
+      expect(response.tool_choice).toEqual(tool_choice);
+      const [request] = world.upstreams[kind].requests;
+      expect(forcedNames(request!.body, kind)).toEqual([upstreamNameOfCloseAgent(request!, kind)]);
+    });
+  }
+
+  test("a tool_choice naming no function of a namespace goes on as sent, as one naming no tool does", async () => {
+    // The last shares its upstream name with namespace a__b's function c, which it does not name.
+    const aB = { type: "namespace", name: "a__b", description: "Tools.", tools: [{ type: "function", name: "c", description: "C.", parameters: null, strict: false }] };
+    for (const [tools, name] of [[CODEX_BODY.tools, "multi_agent_v1.no_such_agent"], [CODEX_BODY.tools, "close_agent"], [[aB], "a.b__c"]]) {
+      world.reset();
+      await world.openai.responses.create({ model: MODELS.openai, input: CODEX_BODY.input, tools, tool_choice: { type: "function", name } });
+      expect(forcedNames(world.upstreams.openai.requests[0]!.body, "openai")).toEqual([name]);
+    }
+  });
 
   test("a custom tool inside a namespace is a 400 naming it, as one outside is", async () => {
     const custom = { type: "custom", name: "apply_patch", description: "Edit files." };

@@ -45,13 +45,14 @@ export function responsesRoutes(services: Services) {
     .post("/v1/responses/input_tokens", requireApiKey(services, "chat"), async (c) => {
       const { body, earlier } = withKeptState(c, services, parseOrThrow(InputTokensRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
       // Counting stores nothing, so it is not told that responses are not stored.
-      const request = convertResponsesRequestToCanonical({ ...body, store: false }, earlier);
+      const request = convertResponsesRequestToCanonical({ ...body, store: false }, earlier, namespacedNamesOf(body.tools));
       return serveTokenCount(c, services, request, (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }));
     })
     .post("/v1/responses", requireApiKey(services, "chat"), async (c) => {
       const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
-      const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier), services.config.variant);
-      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request), namespaced: namespacedNamesOf(body.tools) };
+      const namespaced = namespacedNamesOf(body.tools);
+      const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier, namespaced), services.config.variant);
+      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request), namespaced };
       // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.
       let keeping: Promise<void> | undefined;
       const keep =

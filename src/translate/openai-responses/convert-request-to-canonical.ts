@@ -4,7 +4,7 @@ import { endUserOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 import { inputItemsOf } from "./continue-conversation.ts";
-import { canonicalToolsOf, qualifiedToolName } from "./namespaced-tools.ts";
+import { canonicalToolsOf, chosenToolName, qualifiedToolName, type NamespacedNames } from "./namespaced-tools.ts";
 
 /** Why part of a Responses request reaches no upstream, whatever its kind. */
 const NO_PLACE = "the gateway serves responses through chat, which has no place for it";
@@ -97,9 +97,9 @@ function servedToolsOf(tools: ResolvedResponsesRequest["tools"], notes: string[]
   return served.length > 0 ? canonicalToolsOf(served) : undefined;
 }
 
-function toolChoiceOf(choice: ResolvedResponsesRequest["tool_choice"]): ToolChoice | undefined {
+function toolChoiceOf(choice: ResolvedResponsesRequest["tool_choice"], namespaced: NamespacedNames | undefined): ToolChoice | undefined {
   if (choice == null || typeof choice === "string") return choice ?? undefined;
-  return { name: choice.name };
+  return { name: chosenToolName(choice.name, namespaced) };
 }
 
 /**
@@ -116,9 +116,9 @@ function unhonouredOf(body: ResolvedResponsesRequest, fields: string[], notes: s
  * A validated Responses API body, its item references resolved, in canonical form, after the
  * conversation of the Responses it continues (`earlier`, see conversationBefore). There is no
  * native body: no upstream speaks this format, so every upstream kind, an openai one
- * included, gets a translation.
+ * included, gets a translation. `namespaced` is namespacedNamesOf(body.tools).
  */
-export function convertResponsesRequestToCanonical(body: ResolvedResponsesRequest, earlier: readonly InputItem[] = []): ChatRequest {
+export function convertResponsesRequestToCanonical(body: ResolvedResponsesRequest, earlier: readonly InputItem[] = [], namespaced?: NamespacedNames): ChatRequest {
   const notes: string[] = [];
   // Where endUserOf notes a second end-user id, as it does for chat.
   const untranslated = nothingUntranslated();
@@ -128,7 +128,7 @@ export function convertResponsesRequestToCanonical(body: ResolvedResponsesReques
     messages,
     params: { temperature: body.temperature ?? undefined, topP: body.top_p ?? undefined, maxTokens: body.max_output_tokens ?? undefined },
     tools: servedToolsOf(body.tools, notes),
-    toolChoice: toolChoiceOf(body.tool_choice),
+    toolChoice: toolChoiceOf(body.tool_choice, namespaced),
     parallelToolCalls: body.parallel_tool_calls ?? undefined,
     responseFormat: responseFormatOf(body.text?.format),
     ...reasoningOfEffort(body.reasoning?.effort),

@@ -59,5 +59,22 @@ export function namespacedNamesOf(tools: readonly { type: string }[] | null | un
   return names;
 }
 
+/**
+ * The name a tool_choice's function goes upstream under. The Responses API names a namespace's
+ * function there `<namespace>.<function>` (OpenAI's Agents SDKs write it so; a tool's own name
+ * holds no dot). A name of no namespace's function goes on as sent, as one of no tool does:
+ * the upstream judges it.
+ */
+export function chosenToolName(name: string, namespaced: NamespacedNames | undefined): string {
+  if (!namespaced) return name;
+  const dot = name.indexOf(".");
+  if (dot < 0) return name;
+  const chosen = { namespace: name.slice(0, dot), name: name.slice(dot + 1) };
+  const qualified = qualifiedToolName(chosen);
+  const known = namespaced.get(qualified);
+  // `a.b__c` and namespace `a__b`'s `c` share a qualified name; only the function named is forced.
+  return known?.namespace === chosen.namespace && known.name === chosen.name ? qualified : name;
+}
+
 /** How a call the upstream made under `name` is written for the caller: within its namespace when it is a namespace's function. */
 export const callNameOf = (name: string, namespaced: NamespacedNames | undefined): CallName => namespaced?.get(name) ?? { name };
