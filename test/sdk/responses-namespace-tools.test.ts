@@ -124,6 +124,19 @@ describe("Codex's namespace tool", () => {
     }
   });
 
+  test("the Response repeats the tools as the caller sent them, the namespace holding its functions, whole, streamed and kept", async () => {
+    const asked = { model: MODELS.openai, input: CODEX_BODY.input, tools: CODEX_BODY.tools };
+    const whole = await world.openai.responses.create(asked);
+    expect(whole.tools).toEqual(CODEX_BODY.tools);
+    expect((await world.openai.responses.retrieve(whole.id)).tools).toEqual(CODEX_BODY.tools);
+
+    const echoed: Record<string, unknown> = {};
+    for await (const event of await world.openai.responses.create({ ...asked, stream: true })) {
+      if (event.type === "response.created" || event.type === "response.completed") echoed[event.type] = event.response.tools;
+    }
+    expect(echoed).toEqual({ "response.created": CODEX_BODY.tools, "response.completed": CODEX_BODY.tools });
+  });
+
   test("a custom tool inside a namespace is a 400 naming it, as one outside is", async () => {
     const custom = { type: "custom", name: "apply_patch", description: "Edit files." };
     const response = await post({ ...CODEX_BODY, model: MODELS.openai, tools: [{ ...CODEX_BODY.tools[1], tools: [custom] }] });

@@ -52,7 +52,7 @@ export function responsesRoutes(services: Services) {
       const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
       const namespaced = namespacedNamesOf(body.tools);
       const request = applyVariantDefaults(convertResponsesRequestToCanonical(body, earlier, namespaced), services.config.variant);
-      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request), namespaced };
+      const head = { id: responseIdOf(c.get("requestId")), model: body.model, echo: echoedSettingsOf(body, request, namespaced), namespaced };
       // As OpenAI stores a Response unless told not to, it is kept, to be continued, referred to and retrieved.
       let keeping: Promise<void> | undefined;
       const keep =

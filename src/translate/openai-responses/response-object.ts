@@ -1,7 +1,8 @@
-import type { ChatRequest, FinishReason, Usage } from "../../canonical/chat.ts";
+import type { ChatRequest, FinishReason, ToolDefinition, Usage } from "../../canonical/chat.ts";
 import type { ResponsesRequest } from "./request-schema.ts";
 import type { UsageField } from "../relay-native.ts";
 import type { NamespacedNames } from "./namespaced-tools.ts";
+import { functionToolOf } from "../openai-chat/convert-request-to-canonical.ts";
 
 /**
  * The request's settings that a Response object repeats (the SDK's `Response` declares them),
@@ -9,20 +10,44 @@ import type { NamespacedNames } from "./namespaced-tools.ts";
  */
 export type EchoedSettings = Record<string, unknown>;
 
-/** What a Response object says of the request that made it. */
-export function echoedSettingsOf(body: ResponsesRequest, request: ChatRequest): EchoedSettings {
+type RequestTool = NonNullable<ResponsesRequest["tools"]>[number];
+
+/** A function tool as a Response repeats it: every field there, as the model was offered it. */
+const echoedFunction = (tool: ToolDefinition) => ({
+  type: "function",
+  name: tool.name,
+  description: tool.description ?? null,
+  parameters: tool.parameters,
+  strict: tool.strict ?? false,
+});
+
+/** A function of the caller's as the model was offered it, but under its own name. */
+const echoedOwnFunction = (fn: Extract<RequestTool, { type: "function" }>) => echoedFunction(functionToolOf(fn));
+
+/**
+ * The tools as the caller sent them: a namespace with its functions, not its functions under
+ * the names they went upstream by. A request without namespaces offered its tools under their
+ * own names, so those are repeated as made. Web search, the one other kind taken, ran nowhere
+ * and is not repeated.
+ */
+function echoedToolsOf(body: ResponsesRequest, request: ChatRequest, namespaced: NamespacedNames | undefined) {
+  if (!namespaced) return (request.tools ?? []).map(echoedFunction);
+  const echoed: Record<string, unknown>[] = [];
+  for (const tool of body.tools ?? []) {
+    if (tool.type === "function") echoed.push(echoedOwnFunction(tool));
+    else if (tool.type === "namespace") echoed.push({ type: "namespace", name: tool.name, description: tool.description ?? null, tools: tool.tools.map(echoedOwnFunction) });
+  }
+  return echoed;
+}
+
+/** What a Response object says of the request that made it; `namespaced` is namespacedNamesOf(body.tools). */
+export function echoedSettingsOf(body: ResponsesRequest, request: ChatRequest, namespaced?: NamespacedNames): EchoedSettings {
   return {
     instructions: body.instructions ?? null,
     max_output_tokens: request.params.maxTokens ?? null,
     temperature: request.params.temperature ?? null,
     top_p: request.params.topP ?? null,
-    tools: (request.tools ?? []).map((tool) => ({
-      type: "function",
-      name: tool.name,
-      description: tool.description ?? null,
-      parameters: tool.parameters,
-      strict: tool.strict ?? false,
-    })),
+    tools: echoedToolsOf(body, request, namespaced),
     tool_choice: body.tool_choice ?? "auto",
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     text: { format: body.text?.format ?? { type: "text" } },
