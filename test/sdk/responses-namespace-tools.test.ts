@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
 import { jsonFixture } from "../helpers/openai-upstream.ts";
-import { MODELS, postJson, REMOTE_KINDS, startWorld, type RemoteKind, type World } from "./_support.ts";
+import { MODELS, postJson, rejectionOf, REMOTE_KINDS, startWorld, type RemoteKind, type World } from "./_support.ts";
 
 /**
  * Codex CLI groups some of its function tools in a `namespace` tool (its sub-agent tools), and
@@ -135,6 +136,31 @@ describe("Codex's namespace tool", () => {
       if (event.type === "response.created" || event.type === "response.completed") echoed[event.type] = event.response.tools;
     }
     expect(echoed).toEqual({ "response.created": CODEX_BODY.tools, "response.completed": CODEX_BODY.tools });
+  });
+
+  describe("two functions that would go upstream under one name", () => {
+    const fn = (name: string) => ({ type: "function" as const, name, description: `${name}.`, parameters: null, strict: false });
+    const namespace = (name: string, ...fns: string[]) => ({ type: "namespace" as const, name, description: `${name}.`, tools: fns.map(fn) });
+    const CLASHES: [string, OpenAI.Responses.Tool[], string][] = [
+      ["a function named as a namespace's would be", [fn("a__b"), namespace("a", "b")], "function 'a__b' and function 'b' of namespace 'a' would both go upstream as 'a__b'"],
+      ["the same, the namespace first", [namespace("a", "b"), fn("a__b")], "function 'a__b' and function 'b' of namespace 'a' would both go upstream as 'a__b'"],
+      ["the functions of two namespaces", [namespace("a", "b__c"), namespace("a__b", "c")], "function 'b__c' of namespace 'a' and function 'c' of namespace 'a__b' would both go upstream as 'a__b__c'"],
+      ["one function twice in a namespace", [namespace("a", "b", "b")], "function 'b' of namespace 'a' and function 'b' of namespace 'a' would both go upstream as 'a__b'"],
+    ];
+
+    test.each(CLASHES)("are a 400 naming both, sent nowhere: %s", async (_, tools, clash) => {
+      for (const ask of [() => world.openai.responses.create({ model: MODELS.openai, input: "Hi", tools }), () => world.openai.responses.inputTokens.count({ model: MODELS.openai, input: "Hi", tools })]) {
+        const error = await rejectionOf(ask());
+        expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+        expect(error.error).toEqual({ message: `Invalid 'tools': ${clash}`, type: "invalid_request_error", code: 400, param: "tools" });
+      }
+      expect(world.upstreams.openai.requests).toHaveLength(0);
+    });
+
+    test("two namespaces may hold functions of one name, as plain functions may share one (the upstream judges those)", async () => {
+      await world.openai.responses.create({ model: MODELS.openai, input: "Hi", tools: [namespace("a", "b"), namespace("c", "b"), fn("d"), fn("d")] });
+      expect(world.upstreams.openai.requests[0]!.body.tools.map((t: any) => t.function.name)).toEqual(["a__b", "c__b", "d", "d"]);
+    });
   });
 
   test("a custom tool inside a namespace is a 400 naming it, as one outside is", async () => {

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from "../../canonical/chat.ts";
 import { functionToolOf } from "../openai-chat/convert-request-to-canonical.ts";
+import { badRequest } from "../../errors/gateway-error.ts";
 
 /** A function tool as the Responses API's `tools` holds it, alone or within a namespace. */
 interface FunctionTool {
@@ -48,13 +49,41 @@ export function canonicalToolsOf(tools: readonly (FunctionTool | NamespaceTool)[
   });
 }
 
-/** The request's namespaced functions by qualified name, or undefined when it has none (most requests). */
+const isNamespace = (tool: { type: string }): tool is NamespaceTool => tool.type === "namespace";
+const isFunction = (tool: { type: string }): tool is FunctionTool => tool.type === "function";
+
+/** A function as an error names it. */
+const describe = (call: CallName) => (call.namespace ? `function '${call.name}' of namespace '${call.namespace}'` : `function '${call.name}'`);
+
+/** The 400 of two functions that would go upstream under one name. */
+const sharedNameError = (first: CallName, second: CallName, upstream: string) =>
+  badRequest(`Invalid 'tools': ${describe(first)} and ${describe(second)} would both go upstream as '${upstream}'`, "tools");
+
+/**
+ * The request's namespaced functions by qualified name, or undefined when it has none (most
+ * requests). A namespace's function that would go upstream under the name of another function
+ * (`a__b` beside namespace `a`'s `b`) is a 400: the upstream could not tell which one the model
+ * called, and no other separator is safe, as each character an upstream takes in a name may be
+ * in the names themselves. Plain functions of one name are the upstream's to judge, as always.
+ */
 export function namespacedNamesOf(tools: readonly { type: string }[] | null | undefined): NamespacedNames | undefined {
-  const namespaces = tools?.filter((tool): tool is NamespaceTool => tool.type === "namespace") ?? [];
+  if (!tools) return undefined;
+  const namespaces = tools.filter(isNamespace);
   if (namespaces.length === 0) return undefined;
   const names = new Map<string, Required<CallName>>();
   for (const space of namespaces) {
-    for (const fn of space.tools) names.set(qualifiedToolName({ namespace: space.name, name: fn.name }), { namespace: space.name, name: fn.name });
+    for (const fn of space.tools) {
+      const call = { namespace: space.name, name: fn.name };
+      const qualified = qualifiedToolName(call);
+      const other = names.get(qualified);
+      if (other) throw sharedNameError(other, call, qualified);
+      names.set(qualified, call);
+    }
+  }
+  for (const tool of tools) {
+    if (!isFunction(tool)) continue;
+    const namespaced = names.get(tool.name);
+    if (namespaced) throw sharedNameError({ name: tool.name }, namespaced, tool.name);
   }
   return names;
 }
