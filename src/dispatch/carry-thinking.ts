@@ -1,5 +1,5 @@
-import type { ChatRequest, SignedThinking } from "../canonical/chat.ts";
-import { answeredToolCallTurn, firstToolCallId } from "../canonical/answered-tool-calls.ts";
+import type { ChatMessage, ChatRequest, SignedThinking } from "../canonical/chat.ts";
+import { answeredToolLoop, firstToolCallId } from "../canonical/answered-tool-calls.ts";
 import type { KeptThinking } from "../state/kept-thinking.ts";
 import type { ChannelRegistry } from "../channels/channel-registry.ts";
 import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
@@ -11,18 +11,29 @@ import { CHAT_ADAPTERS } from "../upstreams/chat-adapters.ts";
 const carriesOwnThinking = (request: ChatRequest) => request.native?.format === "anthropic";
 
 /**
- * `request` with the thinking kept for the tool calls it answers put back in their turn, when
- * it asks the model to think and a channel of its model takes it: an Anthropic upstream then
- * thinks on (see applyThinking). Other models' turns cost no database read.
+ * `request` with the thinking kept for the tool loop it continues put back in the loop's
+ * messages, each answer's where it was made (see answeredToolLoop), when it asks the model to
+ * think and a channel of its model takes it: an Anthropic upstream then thinks on (see
+ * applyThinking). One database read for the whole loop; other models' turns cost none.
  */
 export function withKeptThinking(request: ChatRequest, kept: KeptThinking, owner: string, channels: ChannelRegistry): ChatRequest {
   if (!request.reasoning || request.reasoning.effort === "none" || carriesOwnThinking(request)) return request;
-  const turn = answeredToolCallTurn(request.messages);
-  const taken = turn !== undefined && !turn.signedThinking && channels.candidatesFor(request.model).some((channel) => CHAT_ADAPTERS[channel.type]?.takesKeptThinking);
-  const id = taken ? firstToolCallId(turn.parts) : undefined;
-  const signedThinking = id === undefined ? undefined : kept.recall(owner, id);
-  if (!signedThinking) return request;
-  return { ...request, messages: request.messages.map((message) => (message === turn ? { ...message, signedThinking } : message)) };
+  const loop = answeredToolLoop(request.messages);
+  if (!loop || !channels.candidatesFor(request.model).some((channel) => CHAT_ADAPTERS[channel.type]?.takesKeptThinking)) return request;
+  const ids = loop.flatMap((message) => firstToolCallId(message.parts) ?? []);
+  const found = ids.length > 0 ? kept.recall(owner, ids) : undefined;
+  if (!found?.size) return request;
+  const keptFor = (message: ChatMessage) => {
+    const id = loop.includes(message) ? firstToolCallId(message.parts) : undefined;
+    return id === undefined ? undefined : found.get(id);
+  };
+  return {
+    ...request,
+    messages: request.messages.map((message) => {
+      const signedThinking = keptFor(message);
+      return signedThinking ? { ...message, signedThinking } : message;
+    }),
+  };
 }
 
 /**

@@ -19,7 +19,9 @@ export const MAX_KEPT_THINKING_CHARS = 1_000_000;
 const SWEEP_BATCH = 500;
 
 const KEEP = "INSERT OR REPLACE INTO kept_thinking (tool_call_id, user_id, expires_at, blocks_json) VALUES (?, ?, ?, ?)";
-const RECALL = "SELECT blocks_json FROM kept_thinking WHERE tool_call_id = ? AND user_id = ? AND expires_at > ?";
+/** One read for a whole tool loop: the ids go as a JSON array, the rows come back as one JSON object by id. */
+const RECALL = `SELECT json_group_object(tool_call_id, json(blocks_json)) AS kept FROM kept_thinking
+  WHERE tool_call_id IN (SELECT value FROM json_each(?)) AND user_id = ? AND expires_at > ?`;
 const SWEEP = `DELETE FROM kept_thinking WHERE tool_call_id IN (SELECT tool_call_id FROM kept_thinking WHERE expires_at <= ? ORDER BY expires_at LIMIT ${SWEEP_BATCH})`;
 
 /**
@@ -57,16 +59,17 @@ export class KeptThinking {
   }
 
   /**
-   * The thinking kept for `owner` under `toolCallId`, if it still is. A read that fails is a
-   * warning: the turn then goes without thinking, as it would have without the keeping.
+   * The thinking kept for `owner` under each of `toolCallIds` that still has some, by id, in
+   * one read. A read that fails is a warning: the turn then goes without thinking, as it
+   * would have without the keeping.
    */
-  recall(owner: string, toolCallId: string): SignedThinking[] | undefined {
+  recall(owner: string, toolCallIds: readonly string[]): ReadonlyMap<string, SignedThinking[]> {
     try {
-      const row = this.sql.get<{ blocks_json: string }>(RECALL, [toolCallId, owner, this.now()]);
-      return row && (JSON.parse(row.blocks_json) as SignedThinking[]);
+      const row = this.sql.get<{ kept: string }>(RECALL, [JSON.stringify(toolCallIds), owner, this.now()]);
+      return new Map(Object.entries(JSON.parse(row!.kept) as Record<string, SignedThinking[]>));
     } catch (error) {
-      this.log.warn("kept thinking not read", { tool_call_id: toolCallId, error: String(error) });
-      return undefined;
+      this.log.warn("kept thinking not read", { tool_call_ids: toolCallIds, error: String(error) });
+      return new Map();
     }
   }
 

@@ -25,8 +25,13 @@ import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse
  */
 
 export interface AnthropicUpstreamBehavior extends LoopbackBehavior {
-  /** Non-streaming body; default: the tools fixture when the request has tools, else the plain one. */
+  /**
+   * Non-streaming body, or what picks it from the request's body once the checks passed (a
+   * tool loop's answers, turn by turn); default: the tools fixture when the request has tools,
+   * else the plain one.
+   */
   message?: unknown;
+  messageFor?: (body: any) => unknown;
 }
 
 export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehavior> {
@@ -176,8 +181,11 @@ export function toolPairingError(messages: any[]): string | null {
 }
 
 /**
- * What the real API enforces while the model thinks: a request whose last turn holds tool
- * results must send the tool-calling turn back with its thinking first, and a thinking block
+ * What the real API enforces while the model thinks. A tool loop is one assistant turn: the
+ * assistant messages since the last user message that answers no tool call. When the request
+ * ends answering tool calls, the first message of that turn must begin with its thinking (the
+ * model thinks at the start of a turn, and again after a tool result only with interleaved
+ * thinking, whose later blocks it takes back but does not require); a thinking block goes
  * only with its signature (this one cannot check a signature against its text: tests compare
  * the blocks sent with those given). Returns Anthropic's message for the first violation.
  */
@@ -185,17 +193,21 @@ export function thinkingTurnError(body: any): string | null {
   const thinking = body.thinking?.type;
   if (thinking !== "enabled" && thinking !== "adaptive") return null;
   const blocks = (message: any): any[] => (Array.isArray(message?.content) ? message.content : []);
-  const last = body.messages.at(-1);
-  if (last?.role !== "user" || !blocks(last).some((b) => b?.type === "tool_result")) return null;
-  const at = body.messages.length - 2;
-  const calling = blocks(body.messages[at]);
-  const first = calling[0]?.type;
+  const answersCalls = (message: any) => message?.role === "user" && blocks(message).some((b) => b?.type === "tool_result");
+  const messages: any[] = body.messages;
+  if (!answersCalls(messages.at(-1))) return null;
+  let at = messages.length - 1;
+  while (at > 0 && (messages[at - 1].role === "assistant" || answersCalls(messages[at - 1]))) at--;
+  const loop = messages.slice(at).filter((message) => message.role === "assistant");
+  const first = blocks(loop[0])[0]?.type;
   if (first !== "thinking" && first !== "redacted_thinking") {
-    return `messages.${at}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). To avoid this requirement, disable \`thinking\`.`;
+    return `messages.${messages.indexOf(loop[0])}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). To avoid this requirement, disable \`thinking\`.`;
   }
-  for (const [j, block] of calling.entries()) {
-    const unsigned = (block.type === "thinking" && !block.signature) || (block.type === "redacted_thinking" && !block.data);
-    if (unsigned) return `messages.${at}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+  for (const message of loop) {
+    for (const [j, block] of blocks(message).entries()) {
+      const unsigned = (block.type === "thinking" && !block.signature) || (block.type === "redacted_thinking" && !block.data);
+      if (unsigned) return `messages.${messages.indexOf(message)}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
   }
   return null;
 }
@@ -284,7 +296,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (body.stream === true) {
         return replaySse(current.streamFixture ?? (wantsTools ? ANTHROPIC_TOOL_STREAM_FIXTURE : ANTHROPIC_STREAM_FIXTURE), current, SSE_HEADERS);
       }
-      const message = current.message ?? jsonFixture(wantsTools ? ANTHROPIC_TOOLS_FIXTURE : ANTHROPIC_PLAIN_FIXTURE);
+      const message = current.messageFor?.(body) ?? current.message ?? jsonFixture(wantsTools ? ANTHROPIC_TOOLS_FIXTURE : ANTHROPIC_PLAIN_FIXTURE);
       return Response.json(message, { status: current.status, headers: { "request-id": REQUEST_ID, ...current.headers } });
     },
   });

@@ -26,6 +26,8 @@ afterEach(() => temp.remove());
 
 /** A store on the test's database, as one instance keeps it. */
 const store = () => new KeptThinking(new WriteTurn(database.db, database.sql), database.sql, () => now, silentLogger);
+/** What `kept` finds for `owner` under the one id `id`. */
+const recallOne = (kept: KeptThinking, owner: string, id: string) => kept.recall(owner, [id]).get(id);
 const rows = () => database.sql.get<{ n: number }>("SELECT count(*) AS n FROM kept_thinking", [])!.n;
 
 const BLOCKS: SignedThinking[] = [
@@ -36,13 +38,27 @@ const BLOCKS: SignedThinking[] = [
 test("kept blocks are found by their owner, from another instance too, for a day; never by another owner", async () => {
   await store().keep("user-a", "toolu_1", BLOCKS);
   const elsewhere = store();
-  expect(elsewhere.recall("user-a", "toolu_1")).toEqual(BLOCKS);
-  expect(elsewhere.recall("user-b", "toolu_1")).toBeUndefined();
-  expect(elsewhere.recall("user-a", "toolu_2")).toBeUndefined();
+  expect(recallOne(elsewhere, "user-a", "toolu_1")).toEqual(BLOCKS);
+  expect(recallOne(elsewhere, "user-b", "toolu_1")).toBeUndefined();
+  expect(recallOne(elsewhere, "user-a", "toolu_2")).toBeUndefined();
   now += KEEP_THINKING_MS - 1;
-  expect(elsewhere.recall("user-a", "toolu_1")).toEqual(BLOCKS);
+  expect(recallOne(elsewhere, "user-a", "toolu_1")).toEqual(BLOCKS);
   now += 1;
-  expect(elsewhere.recall("user-a", "toolu_1")).toBeUndefined();
+  expect(recallOne(elsewhere, "user-a", "toolu_1")).toBeUndefined();
+});
+
+test("one read finds the thinking kept under each of a tool loop's ids, and only under those", async () => {
+  const kept = store();
+  const later: SignedThinking[] = [{ type: "thinking", thinking: "Now Lyon.", signature: "EqQBsig" }];
+  await kept.keep("user-a", "toolu_1", BLOCKS);
+  await kept.keep("user-a", "toolu_3", later);
+  await kept.keep("user-a", "toolu_4", later);
+  await kept.keep("user-b", "toolu_2", later);
+  expect([...kept.recall("user-a", ["toolu_1", "toolu_2", "toolu_3"])]).toEqual([
+    ["toolu_1", BLOCKS],
+    ["toolu_3", later],
+  ]);
+  expect(kept.recall("user-a", ["constructor"]).size).toBe(0);
 });
 
 test("the sweep deletes expired rows only, in batches until none is left", async () => {
@@ -53,7 +69,7 @@ test("the sweep deletes expired rows only, in batches until none is left", async
   now += KEEP_THINKING_MS - 500;
   expect(await kept.sweep()).toBe(1_200);
   expect(rows()).toBe(1);
-  expect(kept.recall("user-a", "toolu_new")).toEqual(BLOCKS);
+  expect(recallOne(kept, "user-a", "toolu_new")).toEqual(BLOCKS);
 });
 
 test("an answer whose thinking is longer than the bound is not kept", async () => {
@@ -65,5 +81,5 @@ test("an answer whose thinking is longer than the bound is not kept", async () =
 test("a read that fails (the table gone) is no thinking, not an error", async () => {
   await store().keep("user-a", "toolu_1", BLOCKS);
   database.sql.run("DROP TABLE kept_thinking", []);
-  expect(store().recall("user-a", "toolu_1")).toBeUndefined();
+  expect(recallOne(store(), "user-a", "toolu_1")).toBeUndefined();
 });

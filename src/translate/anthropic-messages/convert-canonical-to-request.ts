@@ -1,11 +1,11 @@
-import type { ChatRequest, ContentPart, ToolDefinition } from "../../canonical/chat.ts";
+import type { ChatMessage, ChatRequest, ContentPart, ToolDefinition } from "../../canonical/chat.ts";
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
 import { alternatingTurns } from "../alternating-turns.ts";
 import { stopSequencesWithText } from "../stop-sequences.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
-import { answeredToolCallTurn } from "../../canonical/answered-tool-calls.ts";
+import { answeredToolLoop, firstToolCallId } from "../../canonical/answered-tool-calls.ts";
 
 /** Anthropic requires max_tokens; this is sent when the caller's format did not need one. */
 const DEFAULT_MAX_TOKENS = 4096;
@@ -121,19 +121,20 @@ export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstrea
 }
 
 /**
- * Whether the request answers tool calls (its last turn holds tool results) that came without
- * a thinking block. While it thinks, Anthropic wants the tool-calling turn back as it was made,
- * its signed thinking first, and refuses it otherwise (400 "Expected `thinking` or
- * `redacted_thinking`"); the other formats have no place for that signature, so a request
- * translated from one has it only as the gateway kept it (the turn's signedThinking). Without
- * it thinking is left off for that turn: Anthropic takes a tool-use cycle without thinking.
+ * The kept thinking of the tool loop the request continues put back at the start of the
+ * Anthropic turn of each answer it was kept for, found by the answer's first tool call. While
+ * it thinks, Anthropic wants the loop's first answer back as it was made, its signed thinking
+ * first, and refuses it otherwise (400 "Expected `thinking` or `redacted_thinking`"); with
+ * interleaved thinking each later answer had its own, which goes back where it was made, as
+ * none may be left out or moved. The other formats have no place for that signature, so a
+ * request translated from one has it only as the gateway kept it (ChatMessage.signedThinking).
  */
-function answersUnsignedToolCalls(messages: readonly AnthropicMessage[]): boolean {
-  const last = messages.at(-1);
-  if (last?.role !== "user" || !last.content.some((block) => block.type === "tool_result")) return false;
-  const calling = messages.at(-2);
-  const first = calling?.content[0]?.type;
-  return calling?.role === "assistant" && first !== "thinking" && first !== "redacted_thinking";
+function putBackKeptThinking(loop: readonly ChatMessage[], messages: AnthropicMessage[]): void {
+  const keptByCall = new Map(loop.flatMap((message) => (message.signedThinking ? [[firstToolCallId(message.parts), message.signedThinking] as const] : [])));
+  for (const turn of messages) {
+    const kept = turn.role === "assistant" ? keptByCall.get(turn.content.find((block) => block.type === "tool_use")?.id as string | undefined) : undefined;
+    if (kept) turn.content = [...kept, ...turn.content];
+  }
 }
 
 /**
@@ -158,12 +159,11 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     warnings.add("reasoning", "not passed on: the upstream does not think before a tool call the request forces");
     return;
   }
-  const messages = body.messages as AnthropicMessage[];
   // An Anthropic caller's turns and thinking are laid over these as it sent them: whether its
   // tool-calling turn came signed is between it and the upstream, and its thinking goes anyway.
-  const unsigned = request.native?.format !== "anthropic" && answersUnsignedToolCalls(messages);
-  const kept = unsigned ? answeredToolCallTurn(request.messages)?.signedThinking : undefined;
-  if (unsigned && !kept) {
+  const loop = request.native?.format === "anthropic" ? undefined : answeredToolLoop(request.messages);
+  // The loop's first answer comes back with its thinking, or thinking stays off: Anthropic takes a tool loop without it.
+  if (loop && !loop[0]!.signedThinking) {
     warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry and the gateway did not keep");
     return;
   }
@@ -182,10 +182,7 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     if (effort) body.output_config = { ...(body.output_config as object | undefined), effort: effort === "minimal" ? "low" : effort };
   }
   // Only once thinking is on: the blocks are wanted back while it thinks, and nowhere else.
-  if (kept) {
-    const calling = messages.at(-2)!;
-    calling.content = [...kept, ...calling.content];
-  }
+  if (loop) putBackKeptThinking(loop, body.messages as AnthropicMessage[]);
   const refused: [field: string, refuses: (value: number) => boolean, takes: string][] = [
     ["temperature", (value) => value !== 1, "only 1"],
     ["top_k", () => true, "none"],
