@@ -190,9 +190,10 @@ export interface KeptResponsesTable {
 
 /** An answer's Anthropic thinking, kept for the turn that answers its tool calls (src/state/kept-thinking.ts). */
 export interface KeptThinkingTable {
+  /** The answer's owner; with the call id, the key. */
+  user_id: string;
   /** The answer's first tool call's id, which the caller sends back with that call. */
   tool_call_id: string;
-  user_id: string;
   expires_at: number;
   /** The answer's thinking blocks, in order (SignedThinking[]). */
   blocks_json: string;

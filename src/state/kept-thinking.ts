@@ -18,19 +18,20 @@ export const KEEP_THINKING_MS = 24 * 60 * 60_000;
 export const MAX_KEPT_THINKING_CHARS = 1_000_000;
 const SWEEP_BATCH = 500;
 
-const KEEP = "INSERT OR REPLACE INTO kept_thinking (tool_call_id, user_id, expires_at, blocks_json) VALUES (?, ?, ?, ?)";
+const KEEP = "INSERT OR REPLACE INTO kept_thinking (user_id, tool_call_id, expires_at, blocks_json) VALUES (?, ?, ?, ?)";
 /** One read for a whole tool loop: the ids go as a JSON array, the rows come back as one JSON object by id. */
 const RECALL = `SELECT json_group_object(tool_call_id, json(blocks_json)) AS kept FROM kept_thinking
-  WHERE tool_call_id IN (SELECT value FROM json_each(?)) AND user_id = ? AND expires_at > ?`;
-const SWEEP = `DELETE FROM kept_thinking WHERE tool_call_id IN (SELECT tool_call_id FROM kept_thinking WHERE expires_at <= ? ORDER BY expires_at LIMIT ${SWEEP_BATCH})`;
+  WHERE user_id = ? AND tool_call_id IN (SELECT value FROM json_each(?)) AND expires_at > ?`;
+const SWEEP = `DELETE FROM kept_thinking WHERE rowid IN (SELECT rowid FROM kept_thinking WHERE expires_at <= ? ORDER BY expires_at LIMIT ${SWEEP_BATCH})`;
 
 /**
  * The signed thinking of Anthropic answers that called tools, kept for callers of the other
  * formats. Anthropic, thinking, wants a tool-calling turn back with its thinking blocks first,
  * verbatim, when the calls are answered, and refuses it otherwise; a caller of the OpenAI or
  * Gemini format has nowhere to carry them, but does send back the turn's tool call ids. So the
- * gateway keeps the blocks under the turn's first call id, for its owner alone, and puts them
- * back in the turn (ChatDispatcher). In the database, so that whichever instance serves the
+ * gateway keeps the blocks under the turn's first call id, for its owner alone (the id is
+ * the upstream's, and two owners' upstreams may make the same one), and puts them back in the
+ * turn (ChatDispatcher). In the database, so that whichever instance serves the
  * next turn finds them.
  */
 export class KeptThinking {
@@ -54,7 +55,7 @@ export class KeptThinking {
     }
     const now = this.now();
     return this.turn
-      .run((sql) => void sql.run(KEEP, [toolCallId, owner, now + KEEP_THINKING_MS, json]))
+      .run((sql) => void sql.run(KEEP, [owner, toolCallId, now + KEEP_THINKING_MS, json]))
       .catch((error: unknown) => this.log.warn("thinking not kept", { tool_call_id: toolCallId, error: String(error) }));
   }
 
@@ -65,7 +66,7 @@ export class KeptThinking {
    */
   recall(owner: string, toolCallIds: readonly string[]): ReadonlyMap<string, SignedThinking[]> {
     try {
-      const row = this.sql.get<{ kept: string }>(RECALL, [JSON.stringify(toolCallIds), owner, this.now()]);
+      const row = this.sql.get<{ kept: string }>(RECALL, [owner, JSON.stringify(toolCallIds), this.now()]);
       return new Map(Object.entries(JSON.parse(row!.kept) as Record<string, SignedThinking[]>));
     } catch (error) {
       this.log.warn("kept thinking not read", { tool_call_ids: toolCallIds, error: String(error) });

@@ -133,3 +133,19 @@ test("014 counts the usage rows already there by UTC day, and its triggers count
   await db.deleteFrom("usage_logs").where("id", "=", "use_a").execute();
   expect(await counts()).toEqual([{ day: 20_000, rows: 1 }, { day: 20_001, rows: 2 }, { day: 20_002, rows: 1 }]);
 });
+
+test("019 keys kept thinking by owner and call id, keeps the rows there, and a lookup reads the key", async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-migrate-"));
+  const { db } = open();
+  await migrate(db, () => 1, MIGRATIONS.filter((m) => m.id < "019"));
+  const row = { tool_call_id: "toolu_1", user_id: "usr_a", expires_at: 5, blocks_json: '[{"type":"redacted_thinking","data":"Em"}]' };
+  await db.insertInto("kept_thinking").values(row).execute();
+
+  expect(await migrate(db, () => 2, MIGRATIONS.filter((m) => m.id < "020"))).toEqual(["019-kept-thinking-by-owner"]);
+  expect(await db.selectFrom("kept_thinking").selectAll().execute()).toEqual([row]);
+  await db.insertInto("kept_thinking").values({ ...row, user_id: "usr_b" }).execute();
+  await expect(db.insertInto("kept_thinking").values(row).execute()).rejects.toThrow(/UNIQUE/i);
+  const plan = await sql<{ detail: string }>`explain query plan select blocks_json from kept_thinking
+    where user_id = 'usr_a' and tool_call_id in (select value from json_each('["toolu_1","toolu_2"]'))`.execute(db);
+  expect(plan.rows.map((r) => r.detail).join(" ")).toMatch(/USING INDEX sqlite_autoindex_kept_thinking_1 \(user_id=\? AND tool_call_id=\?\)/);
+});

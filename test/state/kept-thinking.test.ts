@@ -47,6 +47,15 @@ test("kept blocks are found by their owner, from another instance too, for a day
   expect(recallOne(elsewhere, "user-a", "toolu_1")).toBeUndefined();
 });
 
+test("two owners whose upstreams made the same call id each keep and find their own thinking", async () => {
+  const other: SignedThinking[] = [{ type: "thinking", thinking: "Look up Lyon.", signature: "EqQBother" }];
+  await store().keep("user-a", "toolu_1", BLOCKS);
+  await store().keep("user-b", "toolu_1", other);
+  expect(recallOne(store(), "user-a", "toolu_1")).toEqual(BLOCKS);
+  expect(recallOne(store(), "user-b", "toolu_1")).toEqual(other);
+  expect(rows()).toBe(2);
+});
+
 test("one read finds the thinking kept under each of a tool loop's ids, and only under those", async () => {
   const kept = store();
   const later: SignedThinking[] = [{ type: "thinking", thinking: "Now Lyon.", signature: "EqQBsig" }];

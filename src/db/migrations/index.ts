@@ -17,6 +17,7 @@ import { idempotencyExpiry } from "./015-idempotency-expiry.ts";
 import { keptResponses } from "./016-kept-responses.ts";
 import { rateWindows } from "./017-rate-windows.ts";
 import { keptThinking } from "./018-kept-thinking.ts";
+import { keptThinkingByOwner } from "./019-kept-thinking-by-owner.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -28,4 +29,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry, keptResponses, rateWindows, keptThinking];
+export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry, keptResponses, rateWindows, keptThinking, keptThinkingByOwner];
