@@ -14,7 +14,7 @@ const answersCalls = (message: ChatMessage) => message.parts.some((part) => part
  * out or moved. Messages of earlier turns need none: Anthropic sets their thinking aside.
  */
 export function answeredToolLoop(messages: readonly ChatMessage[]): ChatMessage[] | undefined {
-  const loop: ChatMessage[] = [];
+  let loop: ChatMessage[] | undefined;
   // Read backwards: whether the user turn read last answers calls, and whether an assistant message came since.
   let answers = false;
   let assistantSince = false;
@@ -23,14 +23,14 @@ export function answeredToolLoop(messages: readonly ChatMessage[]): ChatMessage[
     if (message.role === "system") continue;
     if (message.role === "assistant") {
       if (!answers) break;
-      if (firstToolCallId(message.parts) !== undefined) loop.push(message);
+      if (firstToolCallId(message.parts) !== undefined) (loop ??= []).push(message);
       assistantSince = true;
     } else {
       if (assistantSince) answers = assistantSince = false;
       answers ||= answersCalls(message);
     }
   }
-  return loop.length > 0 ? loop.reverse() : undefined;
+  return loop?.reverse();
 }
 
 /** The id of a turn's first tool call, under which its thinking is kept. */
