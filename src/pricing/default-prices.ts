@@ -61,12 +61,30 @@ export const DEFAULT_PRICES: readonly Price[] = [
   chat("gpt-4.1-nano", 0.1, 0.4, 0.025),
   chat("o3-mini", 1.1, 4.4, 0.55),
   chat("o4-mini", 1.1, 4.4, 0.275),
+  // developers.openai.com/api/docs/models/<id>.
+  chat("gpt-5-mini", 0.25, 2, 0.025),
+  chat("gpt-5-nano", 0.05, 0.4, 0.005),
   claude("claude-3-5-haiku-latest", 0.8, 4, 0.08, 1, 1.6),
   claude("claude-sonnet-4-20250514", 3, 15, 0.3, 3.75, 6),
   claude("claude-opus-4-20250514", 15, 75, 1.5, 18.75, 30),
+  // platform.claude.com/docs/en/about-claude/pricing and each model's overview page. Claude Code
+  // sends a dated ID or its undated alias, so both are priced.
+  ...["claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-sonnet-4-6"].map((id) => claude(id, 3, 15, 0.3, 3.75, 6)),
+  ...["claude-haiku-4-5-20251001", "claude-haiku-4-5"].map((id) => claude(id, 1, 5, 0.1, 1.25, 2)),
+  ...["claude-opus-4-5-20251101", "claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5"].map((id) => claude(id, 5, 25, 0.5, 6.25, 10)),
+  claude("claude-sonnet-5", 2, 10, 0.2, 2.5, 4),
+  claude("claude-opus-5-5", 4, 20, 0.2, 5, 8),
   chat("gemini-2.0-flash", 0.1, 0.4, 0.025),
   chat("gemini-2.5-flash", 0.3, 2.5, 0.075),
   chat("gemini-2.5-pro", 1.25, 10, 0.31),
+  // Gemini CLI's router and the models it routes to (ai.google.dev/gemini-api/docs/pricing, paid tier).
+  // Without a cached price, a cached token is charged as input. gemini-3.1-pro-preview is priced at
+  // its rate for prompts up to 200k tokens: the gateway has no price for longer prompts yet.
+  chat("gemini-2.5-flash-lite", 0.1, 0.4),
+  chat("gemini-3.1-flash-lite", 0.25, 1.5, 0.025),
+  chat("gemini-3-flash-preview", 0.5, 3, 0.05),
+  chat("gemini-3.5-flash", 1.5, 9, 0.15),
+  chat("gemini-3.1-pro-preview", 2, 12),
   chat("deepseek-chat", 0.27, 1.1, 0.07),
   entry("text-embedding-3-small", "embedding", { inputPerMillion: usd(0.02) }),
   entry("text-embedding-3-large", "embedding", { inputPerMillion: usd(0.13) }),
