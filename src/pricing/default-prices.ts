@@ -77,14 +77,13 @@ export const DEFAULT_PRICES: readonly Price[] = [
   chat("gemini-2.0-flash", 0.1, 0.4, 0.025),
   chat("gemini-2.5-flash", 0.3, 2.5, 0.075),
   chat("gemini-2.5-pro", 1.25, 10, 0.31),
-  // Gemini CLI's router and the models it routes to (ai.google.dev/gemini-api/docs/pricing, paid tier).
-  // Without a cached price, a cached token is charged as input. gemini-3.1-pro-preview is priced at
-  // its rate for prompts up to 200k tokens: the gateway has no price for longer prompts yet.
+  // Gemini CLI's router and the flash models it routes to (ai.google.dev/gemini-api/docs/pricing,
+  // paid tier, as quoted by pages that cite it). Without a cached price, a cached token is charged as
+  // input. Left unpriced: gemini-3.5-flash (priced only on third-party pages) and the pro
+  // models, whose prompts above 200k tokens cost more than the gateway's one rate would charge.
   chat("gemini-2.5-flash-lite", 0.1, 0.4),
   chat("gemini-3.1-flash-lite", 0.25, 1.5, 0.025),
   chat("gemini-3-flash-preview", 0.5, 3, 0.05),
-  chat("gemini-3.5-flash", 1.5, 9, 0.15),
-  chat("gemini-3.1-pro-preview", 2, 12),
   chat("deepseek-chat", 0.27, 1.1, 0.07),
   entry("text-embedding-3-small", "embedding", { inputPerMillion: usd(0.02) }),
   entry("text-embedding-3-large", "embedding", { inputPerMillion: usd(0.13) }),

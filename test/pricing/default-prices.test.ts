@@ -65,13 +65,11 @@ const ANTHROPIC_PRICES: Record<string, number> = {
   "claude-opus-5-5": claudeCharge(4, 20, 0.2, 5, 8),
 };
 
-/** Gemini CLI: its router (flash-lite) and the models it routes to. ai.google.dev pricing, paid tier. */
+/** Gemini CLI: its router (flash-lite) and the flash models it routes to. ai.google.dev pricing, paid tier. */
 const GEMINI_PRICES: Record<string, number> = {
   "gemini-2.5-flash-lite": tokenCharge(0.1, 0.4),
   "gemini-3.1-flash-lite": tokenCharge(0.25, 1.5, 0.025),
   "gemini-3-flash-preview": tokenCharge(0.5, 3, 0.05),
-  "gemini-3.5-flash": tokenCharge(1.5, 9, 0.15),
-  "gemini-3.1-pro-preview": tokenCharge(2, 12),
 };
 
 let gw: TestGateway;
