@@ -3,7 +3,7 @@ import type { AppEnv } from "../../app-env.ts";
 import type { Services } from "../../services.ts";
 import { requireApiKey } from "../../auth/authenticate.ts";
 import { parseOrThrow, readJsonBody } from "../../lib/validate.ts";
-import { InputTokensRequestSchema, ResponsesRequestSchema, type ResponsesRequest } from "../../translate/openai-responses/request-schema.ts";
+import { CompactRequestSchema, InputTokensRequestSchema, ResponsesRequestSchema, type ResponsesRequest } from "../../translate/openai-responses/request-schema.ts";
 import { convertResponsesRequestToCanonical } from "../../translate/openai-responses/convert-request-to-canonical.ts";
 import { convertCanonicalToResponsesResponse, type OutputItem } from "../../translate/openai-responses/convert-response.ts";
 import { resolveItemReferences } from "../../translate/openai-responses/resolve-item-references.ts";
@@ -11,6 +11,7 @@ import { conversationBefore, inputItemsOf } from "../../translate/openai-respons
 import { renderResponsesEvents } from "../../translate/openai-responses/convert-stream.ts";
 import { echoedSettingsOf, responseIdOf, RESPONSES_USAGE_FIELD, type ResponseObject } from "../../translate/openai-responses/response-object.ts";
 import { namespacedNamesOf } from "../../translate/openai-responses/namespaced-tools.ts";
+import { compactedResponseOf, compactionRequestOf } from "../../translate/openai-responses/compact-conversation.ts";
 import { applyVariantDefaults } from "./apply-variant-defaults.ts";
 import { serveChat } from "./serve-chat.ts";
 import { serveTokenCount } from "./serve-token-count.ts";
@@ -18,6 +19,11 @@ import { serveTokenCount } from "./serve-token-count.ts";
 /** An upstream never speaks the Responses API, so nothing is ever relayed to its caller. */
 function noRelay(): never {
   throw new Error("the Responses API has no native upstream to relay");
+}
+
+/** A compaction is asked for whole (its request says `stream: false`), so it is never rendered as a stream. */
+function noStream(): never {
+  throw new Error("a compaction is never streamed");
 }
 
 /**
@@ -38,7 +44,8 @@ function withKeptState<Body extends Pick<ResponsesRequest, "input" | "previous_r
  * chat permission, holds, billing, rate limits, usage rows), always through the canonical
  * form, since OpenAI-compatible upstreams rarely serve /responses. And
  * POST /v1/responses/input_tokens, the input tokens of such a prompt, counted as
- * /v1/messages/count_tokens counts.
+ * /v1/messages/count_tokens counts. And POST /v1/responses/compact, a conversation compacted
+ * into the model's summary of it, a model call served and billed as a chat request is.
  */
 export function responsesRoutes(services: Services) {
   return new Hono<AppEnv>()
@@ -47,6 +54,20 @@ export function responsesRoutes(services: Services) {
       // Counting stores nothing, so it is not told that responses are not stored.
       const request = convertResponsesRequestToCanonical({ ...body, store: false }, earlier, namespacedNamesOf(body.tools));
       return serveTokenCount(c, services, request, (inputTokens) => ({ object: "response.input_tokens", input_tokens: inputTokens }));
+    })
+    .post("/v1/responses/compact", requireApiKey(services, "chat"), async (c) => {
+      const { body, earlier } = withKeptState(c, services, parseOrThrow(CompactRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));
+      // A compacted Response is not kept, so it is not told that responses are not stored.
+      const conversation = convertResponsesRequestToCanonical({ ...body, store: false }, earlier);
+      const request = applyVariantDefaults(compactionRequestOf(conversation), services.config.variant);
+      const id = responseIdOf(c.get("requestId"));
+      return serveChat(c, services, request, {
+        renderResponse: (answer) => compactedResponseOf(answer, id, [...earlier, ...inputItemsOf(body.input)]),
+        renderStream: noStream,
+        relayStream: noRelay,
+        modelField: "model",
+        usageField: RESPONSES_USAGE_FIELD,
+      });
     })
     .post("/v1/responses", requireApiKey(services, "chat"), async (c) => {
       const { owner, body, earlier } = withKeptState(c, services, parseOrThrow(ResponsesRequestSchema, await readJsonBody(c.req.raw, services.config.bodyTimeoutMs)));

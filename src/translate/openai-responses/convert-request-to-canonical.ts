@@ -4,6 +4,7 @@ import { endUserOf, jsonSchemaFormatOf, reasoningOfEffort } from "../openai-chat
 import { fieldsLeftBehind } from "../carried-fields.ts";
 import { nothingUntranslated } from "../untranslated.ts";
 import { inputItemsOf } from "./continue-conversation.ts";
+import { summaryMessageOf } from "./compaction-item.ts";
 import { canonicalToolsOf, chosenToolName, qualifiedToolName, type NamespacedNames } from "./namespaced-tools.ts";
 
 /** Why part of a Responses request reaches no upstream, whatever its kind. */
@@ -34,8 +35,8 @@ function partsOf(content: string | InputContent[], where: string, notes: string[
 /**
  * Items appended to the conversation as canonical messages. A function_call joins the
  * assistant message before it (an answer's text and its calls are one turn, as a chat
- * completion gives them), and each function_call_output is a tool message. `where` names an
- * item in a note.
+ * completion gives them), each function_call_output is a tool message, and a compaction the
+ * summary it carries. `where` names an item in a note or a 400.
  */
 function appendItems(messages: ChatMessage[], items: readonly InputItem[], where: (i: number) => string, notes: string[]): void {
   for (const [i, item] of items.entries()) {
@@ -47,6 +48,8 @@ function appendItems(messages: ChatMessage[], items: readonly InputItem[], where
       else messages.push({ role: "assistant", parts: [call] });
     } else if (item.type === "reasoning") {
       notes.push(`${where(i)} (reasoning): left out: an earlier answer's thinking, which no upstream takes back`);
+    } else if (item.type === "compaction") {
+      messages.push(summaryMessageOf(item.encrypted_content, where(i)));
     } else if (item.type === "function_call_output") {
       const content = typeof item.output === "string" ? item.output : item.output.map((part) => part.text).join("");
       messages.push({ role: "tool", parts: [{ type: "tool_result", toolCallId: item.call_id, content }] });

@@ -76,12 +76,23 @@ const ReasoningItem = v.looseObject({ type: v.literal("reasoning") });
 /** An earlier answer's output item named by its id, as the AI SDK sends its own earlier text back when it stores responses. */
 const ItemReference = v.object({ type: v.literal("item_reference"), id: v.pipe(v.string(), v.minLength(1, "must not be empty")) });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "item_reference"];
+/** The conversation before it, compacted by POST /v1/responses/compact into the summary its `encrypted_content` carries. */
+const CompactionItem = v.object({
+  type: v.literal("compaction"),
+  encrypted_content: v.string(),
+  id: v.optional(v.nullable(v.string())),
+});
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "item_reference", "compaction"];
 const OtherItem = refusedType(
   ITEM_TYPES,
-  (type) => `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output, reasoning and item_reference items`,
+  (type) => `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output, reasoning, item_reference and compaction items`,
 );
-const InputItem = v.variant("type", [MessageItem, FunctionCallItem, FunctionCallOutputItem, ReasoningItem, ItemReference, OtherItem], "an item's 'type' must be a string");
+const InputItem = v.variant(
+  "type",
+  [MessageItem, FunctionCallItem, FunctionCallOutputItem, ReasoningItem, ItemReference, CompactionItem, OtherItem],
+  "an item's 'type' must be a string",
+);
 
 /** An item_reference of `input`, which names an item instead of holding it. */
 export type ItemReference = v.InferOutput<typeof ItemReference>;
@@ -188,3 +199,9 @@ export type ResolvedResponsesRequest = { [K in keyof ResponsesRequest]: K extend
 export const InputTokensRequestSchema = v.pick(ResponsesRequestSchema, [
   "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text", "previous_response_id", "conversation", "prompt",
 ]);
+
+/**
+ * POST /v1/responses/compact: a conversation to compact, given as a Responses body gives one.
+ * It takes no tools and no sampling settings; the answer is never streamed.
+ */
+export const CompactRequestSchema = v.pick(ResponsesRequestSchema, ["model", "input", "instructions", "previous_response_id", "conversation", "prompt"]);
