@@ -8,7 +8,7 @@ import type { UpstreamWarnings } from "../upstreams/warnings.ts";
  * Anthropic caller's body as it is), loses its place there, so the warnings name it: by its
  * index, which is the OpenAI caller's own (its messages map one to one).
  */
-function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWarnings | undefined): string | undefined {
+function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWarnings): string | undefined {
   const texts: string[] = [];
   let begun = false;
   for (let i = 0; i < messages.length; i++) {
@@ -17,7 +17,7 @@ function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWa
       begun = true;
       continue;
     }
-    if (begun) warnings?.add(`messages[${i}]`, "a system message after the conversation began, moved to the top: the upstream takes one system prompt");
+    if (begun) warnings.add(`messages[${i}]`, "a system message after the conversation began, moved to the top: the upstream takes one system prompt");
     for (const part of message.parts) if (part.type === "text") texts.push(part.text);
   }
   return texts.length > 0 ? texts.join("\n\n") : undefined;
@@ -28,12 +28,11 @@ function joinSystemPrompt(messages: readonly ChatMessage[], warnings: UpstreamWa
  * at least one turn (Anthropic's messages, Gemini's contents). A conversation of system
  * messages alone, which OpenAI serves (the model answers the instructions), was refused there
  * for want of a turn: its system text becomes the one user turn instead, and the warnings say so.
- * Without `warnings`, nothing is said: a same-format caller's own body replaces what this makes.
  */
-export function systemAndTurns(messages: readonly ChatMessage[], warnings: UpstreamWarnings | undefined): { system: string | undefined; turns: readonly ChatMessage[] } {
+export function systemAndTurns(messages: readonly ChatMessage[], warnings: UpstreamWarnings): { system: string | undefined; turns: readonly ChatMessage[] } {
   const system = joinSystemPrompt(messages, warnings);
   const turns = messages.filter((message) => message.role !== "system");
   if (turns.length > 0 || system === undefined) return { system, turns };
-  warnings?.add("messages", "system messages alone, sent as the one user turn: the upstream needs a turn");
+  warnings.add("messages", "system messages alone, sent as the one user turn: the upstream needs a turn");
   return { system: undefined, turns: [{ role: "user", parts: [{ type: "text", text: system }] }] };
 }

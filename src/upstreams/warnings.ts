@@ -33,3 +33,12 @@ export class UpstreamWarnings {
     return value.length <= MAX_HEADER_CHARACTERS ? value : `${value.slice(0, MAX_HEADER_CHARACTERS - CUT_MARK.length)}${CUT_MARK}`;
   }
 }
+
+/** Warnings that are not reported: what is noted here is dropped (see translationWarnings). */
+class UnreportedWarnings extends UpstreamWarnings {
+  override add(): void {}
+  override note(): void {}
+}
+
+/** The one sink for warnings that are not reported; it holds nothing, so it serves every request. */
+export const UNREPORTED_WARNINGS: UpstreamWarnings = new UnreportedWarnings();

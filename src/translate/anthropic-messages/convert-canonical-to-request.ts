@@ -66,11 +66,10 @@ function conversationFieldOf(request: ChatRequest): string {
 /**
  * Names a conversation that ends with an assistant turn (as sent, merged and without empty
  * turns), for a request to be answered: Anthropic continues that turn as a prefill where the
- * caller's own provider answers it with a new one. An Anthropic caller's prefill is meant as
- * one, and a count of tokens continues nothing.
+ * caller's own provider answers it with a new one. A count of tokens continues nothing.
  */
 export function warnOfContinuedTurn(request: ChatRequest, messages: readonly AnthropicMessage[], warnings: UpstreamWarnings): void {
-  if (messages.at(-1)?.role !== "assistant" || request.native?.format === "anthropic") return;
+  if (messages.at(-1)?.role !== "assistant") return;
   warnings.add(conversationFieldOf(request), "ends with an assistant turn, which the upstream continues as the start of its answer (a prefill); an upstream of the caller's format answers it with a turn of its own");
 }
 
@@ -79,9 +78,7 @@ export function warnOfContinuedTurn(request: ChatRequest, messages: readonly Ant
  * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): AnthropicRequest {
-  // An Anthropic caller's own system and messages are laid over these (withCallerBody): its
-  // system messages among the turns reach the upstream where it put them, nothing moved.
-  const { system, turns } = systemAndTurns(request.messages, request.native?.format === "anthropic" ? undefined : warnings);
+  const { system, turns } = systemAndTurns(request.messages, warnings);
   const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
   const p = request.params;
   const body: AnthropicRequest = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
@@ -159,9 +156,7 @@ function applyThinking(request: ChatRequest, body: Record<string, unknown>, warn
     warnings.add("reasoning", "not passed on: the upstream does not think before a tool call the request forces");
     return;
   }
-  // An Anthropic caller's turns and thinking are laid over these as it sent them: whether its
-  // tool-calling turn came signed is between it and the upstream, and its thinking goes anyway.
-  const loop = request.native?.format === "anthropic" ? undefined : answeredToolLoop(request.messages);
+  const loop = answeredToolLoop(request.messages);
   // The loop's first answer comes back with its thinking, or thinking stays off: Anthropic takes a tool loop without it.
   if (loop && !loop[0]!.signedThinking) {
     warnings.add("reasoning", "not passed on for this turn: the upstream, thinking, needs back its signed thinking from the tool calls answered here, which the caller's format does not carry and the gateway did not keep");

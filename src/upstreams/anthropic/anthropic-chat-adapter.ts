@@ -5,7 +5,7 @@ import { postJson } from "../http.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
 import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
-import { withCallerBody } from "../caller-body.ts";
+import { translationWarnings, withCallerBody } from "../caller-body.ts";
 import { convertCanonicalToAnthropicRequest, warnOfContinuedTurn } from "../../translate/anthropic-messages/convert-canonical-to-request.ts";
 import { AnthropicResponseSchema, convertAnthropicResponseToCanonical } from "../../translate/anthropic-messages/convert-response.ts";
 import { decodeAnthropicEvents } from "../../translate/anthropic-messages/convert-stream.ts";
@@ -36,8 +36,9 @@ function withAnthropicCallerBody(request: ChatRequest, translated: Record<string
 
 /** A messages body: translated from canonical, with a same-format caller's own body laid over it. */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
-  const translated = convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, call.warnings);
-  warnOfContinuedTurn(request, translated.messages, call.warnings);
+  const warnings = translationWarnings(request, "anthropic", call.warnings);
+  const translated = convertCanonicalToAnthropicRequest({ ...request, stream }, call.upstreamModel, warnings);
+  warnOfContinuedTurn(request, translated.messages, warnings);
   return withAnthropicCallerBody(request, translated);
 }
 
@@ -46,7 +47,7 @@ function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Reco
  * not permitted"), which the translation always sets; a caller's own body has none to add.
  */
 function countBodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
-  const { max_tokens: _, ...prompt } = convertCanonicalToAnthropicRequest(request, call.upstreamModel, call.warnings);
+  const { max_tokens: _, ...prompt } = convertCanonicalToAnthropicRequest(request, call.upstreamModel, translationWarnings(request, "anthropic", call.warnings));
   return withAnthropicCallerBody(request, prompt);
 }
 

@@ -5,7 +5,7 @@ import { postToGemini } from "./gemini-auth.ts";
 import { readJsonAs } from "../read-body.ts";
 import { TokenCountSchema } from "../../lib/schemas.ts";
 import { readChatResponse, readChatStream, tokenCountOf, type ChatWire } from "../chat-wire.ts";
-import { withCallerBody } from "../caller-body.ts";
+import { translationWarnings, withCallerBody } from "../caller-body.ts";
 import { convertCanonicalToGeminiRequest } from "../../translate/gemini/convert-canonical-to-request.ts";
 import { convertGeminiResponseToCanonical, GeminiResponseSchema } from "../../translate/gemini/convert-response.ts";
 import { decodeGeminiChunks } from "../../translate/gemini/convert-stream.ts";
@@ -32,7 +32,7 @@ const CountSchema = v.looseObject({ totalTokens: v.optional(TokenCountSchema, 0)
 
 /** Translated from canonical, with a same-format caller's own body laid over it (the model is in the URL). */
 function bodyOf(request: ChatRequest, call: UpstreamCall): Record<string, unknown> {
-  return withCallerBody(request, "gemini", convertCanonicalToGeminiRequest(request, call.warnings));
+  return withCallerBody(request, "gemini", convertCanonicalToGeminiRequest(request, translationWarnings(request, "gemini", call.warnings)));
 }
 
 /** The Gemini API (generativelanguage) at the channel's base URL (the host root). */

@@ -4,7 +4,7 @@ import { postJson } from "../http.ts";
 import { estimatePromptTokens } from "../../canonical/estimate-prompt-tokens.ts";
 import { openAiAuthHeaders } from "./openai-auth.ts";
 import { readChatResponse, readChatStream, type ChatWire } from "../chat-wire.ts";
-import { withCallerBody } from "../caller-body.ts";
+import { translationWarnings, withCallerBody } from "../caller-body.ts";
 import { convertCanonicalToOpenAiChatRequest } from "../../translate/openai-chat/convert-canonical-to-request.ts";
 import { convertOpenAiChatResponseToCanonical, OpenAiChatResponseSchema } from "../../translate/openai-chat/convert-response.ts";
 import { decodeOpenAiChunks } from "../../translate/openai-chat/convert-stream.ts";
@@ -24,7 +24,7 @@ const OPENAI_WIRE: ChatWire<typeof OpenAiChatResponseSchema> = {
  * billing settles from it.
  */
 function bodyOf(request: ChatRequest, call: UpstreamCall, stream: boolean): Record<string, unknown> {
-  const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, call.warnings);
+  const body = convertCanonicalToOpenAiChatRequest({ ...request, stream }, call.upstreamModel, translationWarnings(request, "openai", call.warnings));
   if (request.native?.format !== "openai") return body;
   const merged = withCallerBody(request, "openai", body, ["model"]);
   // A limit the caller named goes under the caller's name (or names) only, whichever the
