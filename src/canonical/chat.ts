@@ -171,6 +171,27 @@ export interface ChatRequest {
    * format no upstream speaks has such fields: the others' such fields reach a same-format upstream.
    */
   unhonoured?: string[];
+  /**
+   * A Responses caller's own conversation, which no native body holds (no upstream speaks that
+   * format): read only to name one of its items in a warning (see callerPlaceOfSystemMessage).
+   */
+  responsesConversation?: ResponsesConversation;
+}
+
+/** An item of a Responses conversation, as far as a warning tells a system instruction from the rest (by its role). */
+export interface ConversationItem {
+  readonly type?: string;
+  readonly role?: string;
+}
+
+/**
+ * A Responses caller's conversation as it came: whether `instructions` opened it (as a system
+ * message), the items of the Responses it continues by `previous_response_id`, then its `input`.
+ */
+export interface ResponsesConversation {
+  readonly instructions: boolean;
+  readonly earlier: readonly ConversationItem[];
+  readonly input: readonly ConversationItem[];
 }
 
 /**

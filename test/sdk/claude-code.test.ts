@@ -73,10 +73,10 @@ describe("Claude Code's request, with a system message among its turns", () => {
     expect(onlyRequest(world, "anthropic").body.messages[1].role).toBe("system");
   });
 
-  test("to a gemini upstream, is said to be moved to the top", async () => {
+  test("to a gemini upstream, is said to be moved to the top, named where Claude Code put it (not counting its system prompt)", async () => {
     const response = await sendClaudeCodeRequest("gemini");
     await response.text();
-    expect(warningsOf(response)).toContain("a system message after the conversation began, moved to the top");
+    expect(warningsOf(response)).toContain("messages[1]: a system message after the conversation began, moved to the top");
   });
 
   test("a system message with a block of another type than text is refused with the spec's error shape", async () => {

@@ -2,6 +2,7 @@ import type { ChatMessage, ChatRequest, ContentPart, ToolDefinition } from "../.
 import type { UpstreamWarnings } from "../../upstreams/warnings.ts";
 import { parseToolArguments } from "../parse-tool-arguments.ts";
 import { systemAndTurns } from "../system-prompt.ts";
+import { conversationFieldOf } from "../caller-places.ts";
 import { alternatingTurns } from "../alternating-turns.ts";
 import { stopSequencesWithText } from "../stop-sequences.ts";
 import { closeObjectSchemas } from "./close-object-schemas.ts";
@@ -57,12 +58,6 @@ function toolOf(tool: ToolDefinition): Block {
   return out;
 }
 
-/** Where the caller's format holds its conversation, to name it in a warning. */
-function conversationFieldOf(request: ChatRequest): string {
-  if (request.native?.format === "gemini") return "contents";
-  return request.native ? "messages" : "input";
-}
-
 /**
  * Names a conversation that ends with an assistant turn (as sent, merged and without empty
  * turns), for a request to be answered: Anthropic continues that turn as a prefill where the
@@ -78,7 +73,7 @@ export function warnOfContinuedTurn(request: ChatRequest, messages: readonly Ant
  * messages become user turns of tool_result blocks; turns alternate (alternatingTurns).
  */
 export function convertCanonicalToAnthropicRequest(request: ChatRequest, upstreamModel: string, warnings: UpstreamWarnings): AnthropicRequest {
-  const { system, turns } = systemAndTurns(request.messages, warnings);
+  const { system, turns } = systemAndTurns(request, warnings);
   const messages: AnthropicMessage[] = alternatingTurns(turns, blockOf).map(({ role, parts }) => ({ role, content: parts }));
   const p = request.params;
   const body: AnthropicRequest = { model: upstreamModel, max_tokens: p.maxTokens ?? DEFAULT_MAX_TOKENS, messages };

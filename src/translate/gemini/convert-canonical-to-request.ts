@@ -60,7 +60,7 @@ export function convertCanonicalToGeminiRequest(request: ChatRequest, warnings: 
         return { functionResponse: { name: nameOfCall.get(part.toolCallId) ?? part.toolCallId, response: responseObjectOf(part.content, part.isError === true) } };
     }
   };
-  const { system, turns } = systemAndTurns(request.messages, warnings);
+  const { system, turns } = systemAndTurns(request, warnings);
   const contents = alternatingTurns(turns, partOf).map(({ role, parts }) => ({ role: role === "assistant" ? "model" : "user", parts }));
   const p = request.params;
   const generationConfig: Record<string, unknown> = {};

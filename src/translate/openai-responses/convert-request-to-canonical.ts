@@ -62,10 +62,10 @@ function appendItems(messages: ChatMessage[], items: readonly InputItem[], where
 
 /**
  * The conversation in canonical messages: `instructions` first, as a system message, then the
- * conversation of the Responses it continues (`earlier`), then `input`. What the earlier
- * conversation loses is said in one note, not one per turn, which a long chain would repeat.
+ * conversation of the Responses it continues (`earlier`), then the items of `input`. What the
+ * earlier conversation loses is said in one note, not one per turn, which a long chain would repeat.
  */
-function messagesOf(body: ResolvedResponsesRequest, earlier: readonly InputItem[], notes: string[]): ChatMessage[] {
+function messagesOf(body: ResolvedResponsesRequest, earlier: readonly InputItem[], input: readonly InputItem[], notes: string[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: "system", parts: [{ type: "text", text: body.instructions }] });
   if (earlier.length > 0) {
@@ -73,7 +73,7 @@ function messagesOf(body: ResolvedResponsesRequest, earlier: readonly InputItem[
     appendItems(messages, earlier, (i) => `conversation[${i}]`, lost);
     if (lost.length > 0) notes.push(`previous_response_id: ${lost.length} part(s) of the earlier conversation (reasoning, refusals, image details) left out, as when sent in input`);
   }
-  appendItems(messages, inputItemsOf(body.input), (i) => `input[${i}]`, notes);
+  appendItems(messages, input, (i) => `input[${i}]`, notes);
   return messages;
 }
 
@@ -125,7 +125,8 @@ export function convertResponsesRequestToCanonical(body: ResolvedResponsesReques
   const notes: string[] = [];
   // Where endUserOf notes a second end-user id, as it does for chat.
   const untranslated = nothingUntranslated();
-  const messages = messagesOf(body, earlier, notes);
+  const input = inputItemsOf(body.input);
+  const messages = messagesOf(body, earlier, input, notes);
   const request: ChatRequest = {
     model: body.model,
     messages,
@@ -141,5 +142,6 @@ export function convertResponsesRequestToCanonical(body: ResolvedResponsesReques
     stream: body.stream === true,
   };
   request.unhonoured = unhonouredOf(body, untranslated.fields, notes);
+  request.responsesConversation = { instructions: Boolean(body.instructions), earlier, input };
   return request;
 }
