@@ -1,5 +1,6 @@
 import type { Usage } from "../canonical/chat.ts";
 import { imagePriceKey, type Price } from "../pricing/price.ts";
+import { longPromptPrice } from "../pricing/long-prompt-price.ts";
 
 /**
  * What a request used, in every unit a price can name. Chat and embeddings fill the token
@@ -26,7 +27,9 @@ export function perImagePrice(price: Price, size: string, quality: string): numb
 /**
  * The cost of a request in micro-USD from its usage and the model's unit prices. Cached input
  * tokens are billed at the cached rate when the model has one, tokens written to the prompt
- * cache at the write rate of their lifetime (cacheWritePrices). Every unit is scaled to one
+ * cache at the write rate of their lifetime (cacheWritePrices). A prompt above the model's
+ * long-prompt threshold puts every token of the request at the tier's prices (pricedFor).
+ * Every unit is scaled to one
  * common denominator and rounded once, to the nearest micro-USD, at the end: a millionth of a
  * dollar is the smallest amount the ledger holds, so nothing smaller is invented or lost on
  * the way.
@@ -41,10 +44,26 @@ export function computeCost(price: Price | undefined, usage: BillableUsage): num
  * and a hold of 0 is no hold at all: such a request was served on any balance. Its prompt is
  * held at the dearest of the input and cache-write prices: whether the upstream writes the
  * prompt to its cache, and for how long, is known only from its answer.
+ *
+ * A model with a long-prompt tier is held at the dearer of its two sets of prices whatever the
+ * prompt's estimate. The estimate (4 characters a token) can fall short by any factor (text
+ * of a few characters a token, images, the prompts of Gemini's own tools it cannot see), and
+ * a prompt counted past the threshold reprices every token of the request, not only the
+ * uncounted ones: held at standard prices, such a request would overdraw by the whole
+ * difference, where the documented overdraft is the uncounted tokens alone. The cost is a
+ * larger hold on short prompts of such models, released when the request settles.
  */
 export function computeHold(price: Price | undefined, maxUsage: BillableUsage): number {
-  const scaled = scaledCost(price && promptAtDearest(price), maxUsage);
+  if (!price) return 0;
+  let scaled = scaledCost(promptAtDearest(price), maxUsage);
+  if (price.longPrompt) scaled = Math.max(scaled, scaledCost(promptAtDearest(longPromptPrice(price)), maxUsage));
   return scaled === Infinity ? Infinity : roundedCost(scaled);
+}
+
+/** The prices of this usage: the long-prompt tier's when its prompt is above the tier's threshold. */
+function pricedFor(price: Price, usage: BillableUsage): Price {
+  // Both providers count the whole prompt, cached and written tokens included, as inputTokens does.
+  return price.longPrompt && usage.inputTokens > price.longPrompt.aboveTokens ? longPromptPrice(price) : price;
 }
 
 /** `price` with its input at the dearest price a prompt token may be charged. */
@@ -73,8 +92,9 @@ function withCacheWrites(price: Price, usage: BillableUsage, uncached: number): 
 }
 
 /** The cost in millionths of a micro-USD, unrounded. */
-function scaledCost(price: Price | undefined, usage: BillableUsage): number {
-  if (!price) return 0;
+function scaledCost(model: Price | undefined, usage: BillableUsage): number {
+  if (!model) return 0;
+  const price = pricedFor(model, usage);
   const cached = price.cachedInputPerMillion === null ? 0 : Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
   const uncached = usage.inputTokens - cached;
   // Most prompts write nothing to the cache: for them the split by write price is skipped.

@@ -139,6 +139,8 @@ export interface PricesTable {
   per_1k_searches_micros: number | null;
   /** Per-image micro-USD by "<size>/<quality>"; null: per_image_micros for every size. */
   image_prices_json: string | null;
+  /** A long-prompt tier as JSON, micro-USD ({"aboveTokens":200000,"inputPerMillion":2500000,...}); null: no tier. */
+  long_prompt_json: string | null;
   updated_at: number;
 }
 

@@ -6,7 +6,7 @@ type PriceSpec = Partial<Omit<Price, "model" | "mode">>;
 const usd = (dollars: number) => Math.round(dollars * 1_000_000);
 
 function entry(model: string, mode: ModelMode, spec: PriceSpec): Price {
-  const price = { model, mode, imagePrices: spec.imagePrices ?? null } as Price;
+  const price = { model, mode, imagePrices: spec.imagePrices ?? null, longPrompt: spec.longPrompt ?? null } as Price;
   for (const [, field] of PRICE_FIELDS) price[field] = spec[field] ?? null;
   return price;
 }

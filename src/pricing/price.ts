@@ -32,7 +32,21 @@ export interface Price {
    * model serves. Null: perImage for any size.
    */
   imagePrices: Readonly<Record<string, number>> | null;
+  /** Token prices for prompts above a length (Gemini Pro's and Claude Sonnet 4's past 200k tokens); null: one rate for any length. */
+  longPrompt: LongPromptTier | null;
 }
+
+/** The Price fields of token prices: those a long-prompt tier sets again. */
+const TOKEN_PRICE_FIELDS = ["inputPerMillion", "outputPerMillion", "cachedInputPerMillion", "cacheWritePerMillion", "cacheWrite1hPerMillion"] as const;
+export type TokenPriceField = (typeof TOKEN_PRICE_FIELDS)[number];
+
+/**
+ * The token prices of a request whose prompt (every prompt token the upstream counts, cached
+ * and written ones included) is above `aboveTokens`: they apply to all of its tokens, output
+ * included, as Google and Anthropic bill. A price left null follows its standard one (see
+ * long-prompt-price.ts).
+ */
+export type LongPromptTier = { aboveTokens: number } & Record<TokenPriceField, number | null>;
 
 /** "<width>x<height>" with sides of at most 4 digits: no image model makes 10,000 pixels a side. */
 const SIZE_PATTERN = "[1-9]\\d{0,3}x[1-9]\\d{0,3}";
@@ -61,10 +75,18 @@ export const PRICE_FIELDS = [
   ["per_1k_web_searches", "per1kWebSearches", "per_1k_web_searches_micros"],
 ] as const;
 
+type PriceFieldEntry = (typeof PRICE_FIELDS)[number];
+
+/** The entries of PRICE_FIELDS a long-prompt tier takes: its prices have the standard ones' names. */
+export const LONG_PROMPT_FIELDS = PRICE_FIELDS.filter((entry): entry is Extract<PriceFieldEntry, readonly [string, TokenPriceField, string]> =>
+  (TOKEN_PRICE_FIELDS as readonly string[]).includes(entry[1]),
+);
+
 /** Parses a stored row. */
 export function priceFromRow(row: PriceRow): Price {
   const imagePrices = row.image_prices_json === null ? null : (JSON.parse(row.image_prices_json) as Record<string, number>);
-  const price = { model: row.model, mode: row.mode as ModelMode, imagePrices } as Price;
+  const longPrompt = row.long_prompt_json === null ? null : (JSON.parse(row.long_prompt_json) as LongPromptTier);
+  const price = { model: row.model, mode: row.mode as ModelMode, imagePrices, longPrompt } as Price;
   for (const [, field, column] of PRICE_FIELDS) price[field] = row[column];
   return price;
 }
@@ -72,20 +94,30 @@ export function priceFromRow(row: PriceRow): Price {
 /** The row that stores a price. */
 export function priceToRow(price: Price, updatedAt: number): PriceRow {
   const imagePricesJson = price.imagePrices === null ? null : JSON.stringify(price.imagePrices);
-  const row = { model: price.model, mode: price.mode, image_prices_json: imagePricesJson, updated_at: updatedAt } as PriceRow;
+  const longPromptJson = price.longPrompt === null ? null : JSON.stringify(price.longPrompt);
+  const row = { model: price.model, mode: price.mode, image_prices_json: imagePricesJson, long_prompt_json: longPromptJson, updated_at: updatedAt } as PriceRow;
   for (const [, field, column] of PRICE_FIELDS) row[column] = price[field];
   return row;
 }
 
-/** The price record as the API shows it: USD numbers. */
-export function priceView(price: Price) {
-  const view: Record<string, string | number | null | Record<string, number>> = { model: price.model, mode: price.mode };
-  for (const [name, field] of PRICE_FIELDS) {
-    const micros = price[field];
+type PriceViewValue = string | number | null | Record<string, number | null>;
+
+/** `fields` of `prices` by their API names, in USD. */
+function usdFields(prices: Partial<Record<PriceFieldEntry[1], number | null>>, fields: readonly PriceFieldEntry[]): Record<string, number | null> {
+  const view: Record<string, number | null> = {};
+  for (const [name, field] of fields) {
+    const micros = prices[field] ?? null;
     view[name] = micros === null ? null : microsToUsd(micros);
   }
+  return view;
+}
+
+/** The price record as the API shows it: USD numbers. */
+export function priceView(price: Price) {
+  const view: Record<string, PriceViewValue> = { model: price.model, mode: price.mode, ...usdFields(price, PRICE_FIELDS) };
   view.image_prices = price.imagePrices === null
     ? null
     : Object.fromEntries(Object.entries(price.imagePrices).map(([key, micros]) => [key, microsToUsd(micros)]));
+  view.long_prompt = price.longPrompt === null ? null : { above_tokens: price.longPrompt.aboveTokens, ...usdFields(price.longPrompt, LONG_PROMPT_FIELDS) };
   return view;
 }

@@ -6,6 +6,8 @@ import { sql } from "kysely";
 import { openDatabase, type OpenDatabase } from "../../src/db/open-database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { MIGRATIONS } from "../../src/db/migrations/index.ts";
+import { PriceStore } from "../../src/pricing/price-store.ts";
+import type { PriceRow } from "../../src/db/schema.ts";
 
 let dir: string;
 let opened: OpenDatabase[] = [];
@@ -148,4 +150,24 @@ test("019 keys kept thinking by owner and call id, keeps the rows there, and a l
   const plan = await sql<{ detail: string }>`explain query plan select blocks_json from kept_thinking
     where user_id = 'usr_a' and tool_call_id in (select value from json_each('["toolu_1","toolu_2"]'))`.execute(db);
   expect(plan.rows.map((r) => r.detail).join(" ")).toMatch(/USING INDEX sqlite_autoindex_kept_thinking_1 \(user_id=\? AND tool_call_id=\?\)/);
+});
+
+test("020 keeps every stored price, each without a long-prompt tier, and the store serves them as before", async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-migrate-"));
+  const { db } = open();
+  await migrate(db, () => 1, MIGRATIONS.filter((m) => m.id < "020"));
+  const unset = { per_image_micros: null, per_1k_characters_micros: null, per_minute_micros: null, per_1k_documents_micros: null, per_1k_searches_micros: null, per_1k_web_searches_micros: null };
+  // Rows as the table held them before 020, which had no long_prompt_json.
+  const rows: Omit<PriceRow, "long_prompt_json">[] = [
+    { model: "acme-chat", mode: "chat", input_per_million_micros: 3_000_000, output_per_million_micros: 15_000_000, cached_input_per_million_micros: 300_000, cache_write_per_million_micros: 3_750_000, cache_write_1h_per_million_micros: 6_000_000, ...unset, image_prices_json: null, updated_at: 7 },
+    { model: "acme-image", mode: "image", input_per_million_micros: null, output_per_million_micros: null, cached_input_per_million_micros: null, cache_write_per_million_micros: null, cache_write_1h_per_million_micros: null, ...unset, per_image_micros: 40_000, image_prices_json: '{"1024x1024/hd":80000}', updated_at: 8 },
+  ];
+  await db.insertInto("prices").values(rows as PriceRow[]).execute();
+
+  expect(await migrate(db, () => 2, MIGRATIONS)).toEqual(["020-long-prompt-prices"]);
+  expect(await db.selectFrom("prices").selectAll().orderBy("model").execute()).toEqual(rows.map((row) => ({ ...row, long_prompt_json: null })));
+  const store = new PriceStore(db);
+  await store.load();
+  expect(store.get("acme-chat")).toMatchObject({ inputPerMillion: 3_000_000, cacheWrite1hPerMillion: 6_000_000, longPrompt: null });
+  expect(store.get("acme-image")).toMatchObject({ perImage: 40_000, imagePrices: { "1024x1024/hd": 80_000 }, longPrompt: null });
 });

@@ -18,6 +18,7 @@ import { keptResponses } from "./016-kept-responses.ts";
 import { rateWindows } from "./017-rate-windows.ts";
 import { keptThinking } from "./018-kept-thinking.ts";
 import { keptThinkingByOwner } from "./019-kept-thinking-by-owner.ts";
+import { longPromptPrices } from "./020-long-prompt-prices.ts";
 
 /** One schema change. `id` sorts in application order and is recorded once applied. */
 export interface Migration {
@@ -29,4 +30,4 @@ export interface Migration {
  * Every migration, in order. A static list because the compiled executable has no folder
  * to read migration files from.
  */
-export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry, keptResponses, rateWindows, keptThinking, keptThinkingByOwner];
+export const MIGRATIONS: readonly Migration[] = [initial, holds, imagePrices, leanBillingTables, clusteredUsageLog, balanceLeases, rateUsage, rateLevels, cacheWritePrices, webSearchPrices, rerankSearchPrices, adminChanges, adminListingIndexes, usageDays, idempotencyExpiry, keptResponses, rateWindows, keptThinking, keptThinkingByOwner, longPromptPrices];
