@@ -57,6 +57,15 @@ describe("storing a tier", () => {
     await gw.services.prices.load();
     expect(gw.services.prices.get(MODEL)?.longPrompt).toMatchObject({ aboveTokens: 200_000, inputPerMillion: 2_500_000 });
   });
+
+  test("the shipped Gemini and Claude Sonnet 4 prices show their tiers; a model without one shows null", async () => {
+    expect(await priceOf("gemini-2.5-pro")).toMatchObject({ cached_input_per_million: 0.125, long_prompt: { above_tokens: 200_000, input_per_million: 2.5, output_per_million: 15, cached_input_per_million: 0.25 } });
+    expect(await priceOf("gemini-3.1-pro-preview")).toMatchObject({ input_per_million: 2, long_prompt: { above_tokens: 200_000, input_per_million: 4, output_per_million: 18, cached_input_per_million: 0.4 } });
+    expect(await priceOf("claude-sonnet-4-20250514")).toMatchObject({
+      long_prompt: { above_tokens: 200_000, input_per_million: 6, output_per_million: 22.5, cached_input_per_million: 0.6, cache_write_per_million: 7.5, cache_write_1h_per_million: 12 },
+    });
+    expect((await priceOf("claude-sonnet-4-6")).long_prompt).toBeNull();
+  });
 });
 
 describe("a bad tier is a 400 naming long_prompt, and the stored price is unchanged", () => {

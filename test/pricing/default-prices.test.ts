@@ -15,7 +15,9 @@ import { newAccount, onlyUsageRowOf } from "../billing/_inprocess.ts";
  *
  * Each upstream reports 1,000,000 prompt tokens (200,000 of them read from the cache, and for
  * Anthropic 100,000 written for 5 minutes and 50,000 for an hour) and 100,000 output tokens, so
- * the charge in micro-USD is the price list's arithmetic.
+ * the charge in micro-USD is the price list's arithmetic. Such a prompt is above 200k tokens, so
+ * the models with a long-prompt price (Claude Sonnet 4 and 4.5, the Gemini pro models) charge
+ * every token at it.
  */
 
 const START = 1_000_000_000;
@@ -47,11 +49,14 @@ const OPENAI_PRICES: Record<string, number> = {
 
 /** Claude Code: Messages API on an anthropic channel, dated IDs and the undated aliases. platform.claude.com pricing. */
 const SONNET_4 = claudeCharge(3, 15, 0.3, 3.75, 6);
+/** Sonnet 4 and 4.5 above 200k input tokens: "Long context pricing", the cache at the usual multiples of its input. */
+const SONNET_4_LONG = claudeCharge(6, 22.5, 0.6, 7.5, 12);
 const OPUS_4_5 = claudeCharge(5, 25, 0.5, 6.25, 10);
 const HAIKU_4_5 = claudeCharge(1, 5, 0.1, 1.25, 2);
 const ANTHROPIC_PRICES: Record<string, number> = {
-  "claude-sonnet-4-5-20250929": SONNET_4,
-  "claude-sonnet-4-5": SONNET_4,
+  "claude-sonnet-4-20250514": SONNET_4_LONG,
+  "claude-sonnet-4-5-20250929": SONNET_4_LONG,
+  "claude-sonnet-4-5": SONNET_4_LONG,
   "claude-sonnet-4-6": SONNET_4,
   "claude-haiku-4-5-20251001": HAIKU_4_5,
   "claude-haiku-4-5": HAIKU_4_5,
@@ -65,9 +70,13 @@ const ANTHROPIC_PRICES: Record<string, number> = {
   "claude-opus-5-5": claudeCharge(4, 20, 0.2, 5, 8),
 };
 
-/** Gemini CLI: its router (flash-lite) and the flash models it routes to. ai.google.dev pricing, paid tier. */
+/** Gemini CLI: its router (flash-lite) and the models it routes to. ai.google.dev pricing, paid tier; the pro models' prices for prompts above 200k tokens. */
 const GEMINI_PRICES: Record<string, number> = {
-  "gemini-2.5-flash-lite": tokenCharge(0.1, 0.4),
+  "gemini-2.5-pro": tokenCharge(2.5, 15, 0.25),
+  "gemini-3.1-pro-preview": tokenCharge(4, 18, 0.4),
+  "gemini-3.1-pro-preview-customtools": tokenCharge(4, 18, 0.4),
+  "gemini-2.5-flash": tokenCharge(0.3, 2.5, 0.03),
+  "gemini-2.5-flash-lite": tokenCharge(0.1, 0.4, 0.01),
   "gemini-3.1-flash-lite": tokenCharge(0.25, 1.5, 0.025),
   "gemini-3-flash-preview": tokenCharge(0.5, 3, 0.05),
 };
