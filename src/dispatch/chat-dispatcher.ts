@@ -16,6 +16,7 @@ import { superviseUpstream } from "../streams/supervise-upstream.ts";
 import { holdUntilAnswer } from "../streams/hold-until-answer.ts";
 import type { Channel } from "../channels/channel.ts";
 import { needsCallerFormat, speaksCallerFormat, untranslatableError, warnLeftOut } from "../translate/untranslated.ts";
+import { ReasoningRefusals, sendMindingRefusedReasoning } from "./refused-reasoning.ts";
 import { streamEndStatus } from "../translate/stream-failure-status.ts";
 
 /**
@@ -38,11 +39,16 @@ function unreportedUsage(request: ChatRequest, prompt: PromptUsage | undefined, 
 
 /** Serves canonical chat requests through the channels of their model, with failover. */
 export class ChatDispatcher {
+  /** The upstream models that refused a translated reasoning setting lately. */
+  readonly #reasoningRefusals: ReasoningRefusals;
+
   constructor(
     private readonly deps: UpstreamDeps,
     /** Anthropic's thinking of answers that called tools, for the turns that answer them. */
     private readonly keptThinking: KeptThinking,
-  ) {}
+  ) {
+    this.#reasoningRefusals = new ReasoningRefusals(deps.now);
+  }
 
   /**
    * A whole response; the usage row is committed before this resolves. A client that leaves
@@ -56,7 +62,7 @@ export class ChatDispatcher {
     const request = withKeptThinking(asked, this.keptThinking, owner, this.deps.channels);
     let served: ServedCall<ChatResponse>;
     try {
-      served = await this.#serve(request, signal, (adapter, call) => adapter.complete(request, call), true);
+      served = await this.#serve(request, signal, (adapter, sent, call) => adapter.complete(sent, call), true);
     } catch (error) {
       await meter.finish({ status: statusOf(error), usage: null, channelId: null });
       throw error;
@@ -86,8 +92,8 @@ export class ChatDispatcher {
     const request = withKeptThinking(asked, this.keptThinking, owner, this.deps.channels);
     let served: ServedCall<ChatStream>;
     try {
-      served = await this.#serve(request, signal, async (adapter, call) => {
-        const stream = await adapter.stream(request, call);
+      served = await this.#serve(request, signal, async (adapter, sent, call) => {
+        const stream = await adapter.stream(sent, call);
         return { ...stream, parts: await holdUntilAnswer(superviseUpstream(stream.parts, call.idleTimeoutMs, call.channel.apiKey), ANSWER_WAIT_MS) };
       });
     } catch (error) {
@@ -145,7 +151,7 @@ export class ChatDispatcher {
    */
   async countTokens(request: ChatRequest, signal: AbortSignal): Promise<Served<TokenCount>> {
     const prompt: ChatRequest = { ...request, params: {}, responseFormat: undefined, reasoning: undefined, endUser: undefined, stream: false };
-    const served = await this.#serve(prompt, signal, (adapter, call) => adapter.countTokens(prompt, call));
+    const served = await this.#serve(prompt, signal, (adapter, sent, call) => adapter.countTokens(sent, call));
     served.release();
     return served;
   }
@@ -153,12 +159,14 @@ export class ChatDispatcher {
   /**
    * Runs the request on the model's chat channels. Content only the caller's format carries
    * keeps it to channels of that format (400 when the model has none); other channels are
-   * told, in the warnings, what replayed content they are sent without.
+   * told, in the warnings, what replayed content they are sent without, and are sent no
+   * reasoning setting their model refuses (see sendMindingRefusedReasoning). `run` sends the
+   * request as given it.
    */
   #serve<T>(
     request: ChatRequest,
     signal: AbortSignal,
-    run: (adapter: ChatAdapter, call: UpstreamCall) => Promise<T>,
+    run: (adapter: ChatAdapter, request: ChatRequest, call: UpstreamCall) => Promise<T>,
     readWhole = false,
   ): Promise<ServedCall<T>> {
     const callerFormatOnly = needsCallerFormat(request);
@@ -172,8 +180,9 @@ export class ChatDispatcher {
     }
     return serveThroughChannels(this.deps, request.model, canServe, signal, (channel, call) => {
       const adapter = CHAT_ADAPTERS[channel.type]!;
-      if (!speaksCallerFormat(request, adapter)) warnLeftOut(request, call.warnings);
-      return run(adapter, call);
+      if (speaksCallerFormat(request, adapter)) return run(adapter, request, call);
+      warnLeftOut(request, call.warnings);
+      return sendMindingRefusedReasoning(request, adapter, call, this.#reasoningRefusals, run);
     }, readWhole ? "whole" : "stream");
   }
 }

@@ -57,7 +57,7 @@ export async function serveThroughChannels<T>(
   const deadline = new Deadline(signal, deps.upstreamTimeoutMs);
   const readWhole = reading === "whole";
   const outliveClient = reading === "stream" ? undefined : () => deadline.outliveClient();
-  const attemptOn = async (channel: Channel) => {
+  const attemptOn = async (channel: Channel, calledAgain: () => void) => {
     const warnings = new UpstreamWarnings();
     try {
       const value = await attempt(channel, {
@@ -70,6 +70,7 @@ export async function serveThroughChannels<T>(
         idleTimeoutMs: deps.streamIdleTimeoutMs,
         maxBodyBytes: deps.maxUpstreamBodyBytes,
         warnings,
+        calledAgain,
         onAnswered: readWhole ? outliveClient : undefined,
         answeredWhole: readWhole ? undefined : outliveClient,
       });

@@ -56,17 +56,21 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
  * Tries `attempt` on each channel in order until one succeeds, skipping channels the breaker
  * has cooled. A retryable failure moves on after a jittered exponential backoff; any other
  * failure is final. `attempt` must only resolve once nothing has been sent to the client, so
- * a retry can never duplicate output.
+ * a retry can never duplicate output. An attempt that calls its channel more than once says
+ * so with `calledAgain`, so that the attempts reported count every upstream call.
  */
 export async function withFailover<T>(
   channels: readonly Channel[],
-  attempt: (channel: Channel) => Promise<T>,
+  attempt: (channel: Channel, calledAgain: () => void) => Promise<T>,
   options: FailoverOptions,
 ): Promise<Served<T>> {
   const { breaker, signal } = options;
   const backoffMs = options.backoffMs ?? 25;
   let last: UpstreamError | undefined;
   let attempts = 0;
+  const calledAgain = () => {
+    attempts++;
+  };
   for (const channel of channels) {
     const ticket = breaker.admit(channel.id);
     if (ticket === null) continue;
@@ -77,7 +81,7 @@ export async function withFailover<T>(
     }
     attempts++;
     try {
-      const value = await attempt(channel);
+      const value = await attempt(channel, calledAgain);
       breaker.succeeded(channel.id);
       return { value, channel, attempts };
     } catch (error) {

@@ -32,6 +32,11 @@ export interface UpstreamCall {
   maxBodyBytes: number;
   /** Where translators note parameters the upstream cannot honour. */
   warnings: UpstreamWarnings;
+  /**
+   * Counts one more call to the upstream within this attempt: the same request sent again,
+   * changed, on the same channel (not a failover), so that x-gateway-attempts counts each call.
+   */
+  calledAgain?: () => void;
   /** Called when the upstream's 2xx head is in, before its body is read. */
   onAnswered?: () => void;
   /**

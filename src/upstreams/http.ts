@@ -11,22 +11,26 @@ interface UpstreamErrorText {
   message: string;
   /** The field the provider named (OpenAI's `param`), when it named one. */
   param?: string;
+  /** The provider's code for the error, when it gave one as a string (OpenAI's `code`, e.g. `unsupported_parameter`). */
+  code?: string;
 }
 
 /**
- * The `message` of a provider's JSON error body, or the status line, and its `param`.
+ * The `message` of a provider's JSON error body, or the status line, and its `param` and `code`.
  * Providers may quote the key they were sent (OpenAI's 401 does, in part; some servers quote
  * the whole header), and both reach the caller: the channel's key is masked before either is
  * cut short, so no prefix of it survives either.
  */
 function errorTextOf(text: string, status: number, channelKey: string | null): UpstreamErrorText {
   try {
-    const json = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown };
+    const json = JSON.parse(text) as { error?: { message?: unknown; param?: unknown; code?: unknown } | string; message?: unknown };
     const error = json.error;
     const message = typeof error === "string" ? error : (error?.message ?? json.message);
     const masked = (text: string, most: number) => maskChannelKey(text, channelKey).slice(0, most);
     const param = typeof error === "object" && typeof error?.param === "string" && error.param !== "" ? masked(error.param, 200) : undefined;
-    if (typeof message === "string" && message !== "") return { message: masked(message, 500), param };
+    // Matched, never shown; Gemini's numeric code repeats the status and is left out.
+    const code = typeof error === "object" && typeof error?.code === "string" ? error.code : undefined;
+    if (typeof message === "string" && message !== "") return { message: masked(message, 500), param, code };
   } catch {
     // not JSON: fall through to the status line
   }
@@ -93,8 +97,8 @@ export async function postToUpstream(call: PostLimits, url: string, headers: Rec
     throw new UpstreamError("status", `upstream answered ${response.status}, a redirect, which is not followed: check the channel's base_url`, response.status);
   }
   const text = await readErrorExcerpt(response, call.idleTimeoutMs);
-  const { message, param } = errorTextOf(text, response.status, call.channel.apiKey);
-  throw new UpstreamError("status", message, response.status, retryAfterOf(response.headers.get("retry-after"), call.now()), param);
+  const { message, param, code } = errorTextOf(text, response.status, call.channel.apiKey);
+  throw new UpstreamError("status", message, response.status, retryAfterOf(response.headers.get("retry-after"), call.now()), param, code);
 }
 
 /**

@@ -17,6 +17,8 @@ export class UpstreamError extends Error {
     readonly retryAfterSeconds?: number,
     /** The request field the upstream named as at fault (OpenAI's `param`). */
     readonly param?: string,
+    /** The upstream's own code for the error (OpenAI's `code`), to recognise it by; never shown. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = "UpstreamError";

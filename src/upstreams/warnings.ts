@@ -19,6 +19,16 @@ export class UpstreamWarnings {
     this.#items.push(warning);
   }
 
+  /** How many are noted: a mark for `forgetSince`. */
+  get count(): number {
+    return this.#items.length;
+  }
+
+  /** Forgets those noted after `count` were: a request translated again notes its own afresh. */
+  forgetSince(count: number): void {
+    this.#items.length = Math.min(count, this.#items.length);
+  }
+
   /**
    * The header value, or undefined when there is nothing to report. Warnings name the
    * caller's own fields, so the value is made one a header can carry: characters outside

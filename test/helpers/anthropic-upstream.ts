@@ -14,6 +14,7 @@ import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse
  *   `{type: "json_schema", schema}`, `effort` one of its levels, a tool's `strict` a boolean,
  *   and every object of such a schema (or of a strict tool's input_schema) says
  *   `additionalProperties: false`, else Anthropic's 400;
+ * - with `refusesReasoning` it is a model without extended thinking, refusing `thinking` and `effort`;
  * - count_tokens answers test/fixtures/anthropic-count-tokens.json;
  * - non-streaming answers come from test/fixtures/anthropic-message*.json;
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
@@ -32,6 +33,11 @@ export interface AnthropicUpstreamBehavior extends LoopbackBehavior {
    */
   message?: unknown;
   messageFor?: (body: any) => unknown;
+  /**
+   * The model has no extended thinking (Claude 3.5): `thinking` other than disabled, or an
+   * `output_config.effort`, gets Anthropic's 400 for it.
+   */
+  refusesReasoning?: boolean;
 }
 
 export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehavior> {
@@ -249,6 +255,13 @@ function structuredOutputsError(body: any): string | null {
   return null;
 }
 
+/** Anthropic's message refusing the reasoning settings of a body sent to a model without extended thinking, or null. */
+function reasoningRefusal(body: any): string | null {
+  if (body.thinking !== undefined && body.thinking?.type !== "disabled") return `'${body.model}' does not support thinking.`;
+  if (body.output_config?.effort !== undefined) return "This model does not support the effort parameter.";
+  return null;
+}
+
 /** Starts a loopback Anthropic upstream. */
 export async function startAnthropicUpstream(options: AnthropicUpstreamOptions = {}): Promise<AnthropicUpstream> {
   const { apiKey, ...initial } = options;
@@ -288,6 +301,8 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
       const malformed = structuredOutputsError(body);
       if (malformed) return errorResponse(400, anthropicErrorBody(400, malformed));
+      const refused = current.refusesReasoning ? reasoningRefusal(body) : null;
+      if (refused) return errorResponse(400, anthropicErrorBody(400, refused));
       if (isErrorStatus(current.status)) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);
       }

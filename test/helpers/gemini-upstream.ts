@@ -13,6 +13,7 @@ import { isErrorStatus, jsonFixture, replaySse, sseFixtureEvents, startLoopbackU
  *   roles user/model, unknown field names at the top level and in generationConfig
  *   (Gemini rejects those with "Unknown name ... Cannot find field"), and that a turn of
  *   functionResponse parts follows a model turn with as many functionCall parts;
+ * - with `refusesThinkingLevel` it is a Gemini 2.5 model, refusing a `thinkingLevel`;
  * - :countTokens takes `contents` or a `generateContentRequest` (which must name its model,
  *   `models/...`), checked as above, and answers test/fixtures/gemini-count-tokens.json;
  * - :batchEmbedContents answers each request's text (its parts' joined by newlines) with
@@ -39,6 +40,8 @@ export interface GeminiRecordedRequest extends RecordedRequest {
 export interface GeminiUpstreamBehavior extends LoopbackBehavior<GeminiRecordedRequest> {
   /** Non-streaming body; default: the tools fixture when the request declares functions, else the plain one. */
   response?: unknown;
+  /** The model is before Gemini 3 (2.5), which thinks by a budget: a `thinkingLevel` gets Gemini's 400 for it. */
+  refusesThinkingLevel?: boolean;
 }
 
 export interface GeminiUpstreamOptions extends Partial<GeminiUpstreamBehavior> {
@@ -259,6 +262,9 @@ export async function startGeminiUpstream(options: GeminiUpstreamOptions = {}): 
       if (request.action === "batchEmbedContents") return embedEach(body);
       const invalid = request.action === "countTokens" ? validateCountBody(body) : validateBody(body);
       if (invalid) return invalid;
+      if (current.refusesThinkingLevel && body.generationConfig?.thinkingConfig?.thinkingLevel !== undefined) {
+        return Response.json(geminiErrorBody(400, "Thinking level is not supported for this model."), { status: 400 });
+      }
       if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? geminiErrorBody(current.status), { status: current.status, headers: current.headers });
       }

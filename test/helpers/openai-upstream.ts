@@ -9,6 +9,7 @@ import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse
  *   followed at once by a tool message per call), answering OpenAI's own 400;
  * - it holds a strict schema (response_format json_schema, a function tool) to OpenAI's
  *   rules: every object closed (`additionalProperties: false`) and every property required;
+ * - with `refusesReasoning` it is a model that does not reason, refusing `reasoning_effort`;
  * - non-streaming answers come from test/fixtures/openai-chat-completion*.json;
  * - streaming answers replay a recorded SSE fixture (test/fixtures/*.sse) event by event;
  * - per test, `setBehavior` sets a status + error body, delays, other fixtures, a cut-off
@@ -22,7 +23,14 @@ export { FIXTURES_DIR, jsonFixture, readFixture, type RecordedRequest } from "./
 export interface UpstreamBehavior extends LoopbackBehavior {
   /** Non-streaming body; default: the tools fixture when the request has tools, else the plain one. */
   completion?: unknown;
+  /** The model does not reason (gpt-4o, gpt-4.1): a `reasoning_effort` gets OpenAI's 400 for it. */
+  refusesReasoning?: boolean;
 }
+
+/** OpenAI's 400 for a `reasoning_effort` sent to a model that does not reason. */
+export const REASONING_EFFORT_REFUSAL = {
+  error: { message: "Unsupported parameter: 'reasoning_effort' is not supported with this model.", type: "invalid_request_error", param: "reasoning_effort", code: "unsupported_parameter" },
+};
 
 /** `url` is the base URL including /v1, as a channel's base_url, e.g. http://127.0.0.1:40123/v1 */
 export type OpenAiUpstream = LoopbackUpstream<RecordedRequest, UpstreamBehavior>;
@@ -146,6 +154,7 @@ export async function startOpenAiUpstream(initial: Partial<UpstreamBehavior> = {
       if (unpaired) return Response.json({ error: { message: unpaired, type: "invalid_request_error", param: "messages", code: null } }, { status: 400 });
       const unfit = strictSchemasError(body);
       if (unfit) return Response.json({ error: { message: unfit, type: "invalid_request_error", param: null, code: "invalid_json_schema" } }, { status: 400 });
+      if (current.refusesReasoning && body?.reasoning_effort !== undefined) return Response.json(REASONING_EFFORT_REFUSAL, { status: 400 });
       if (isErrorStatus(current.status)) {
         return Response.json(current.errorBody ?? openAiErrorBody(current.status), { status: current.status, headers: current.headers });
       }

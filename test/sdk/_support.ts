@@ -43,6 +43,10 @@ export const REMOTE_KINDS: readonly RemoteKind[] = ["openai", "anthropic", "gemi
 /** Keys the loopback upstreams expect; the channels are created with them. */
 export const UPSTREAM_KEYS = { openai: "openai-upstream-key", anthropic: "anthropic-upstream-key", gemini: "gemini-upstream-key" } as const;
 
+/** The beta flags Claude Code 2.1 sends with every request. */
+export const CLAUDE_CODE_BETAS =
+  "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,effort-2025-11-24";
+
 /** Public model of each kind's channel, and what the channel maps it to upstream. */
 export const MODELS: Record<KindName, string> = { openai: "sdk-gpt", anthropic: "sdk-claude", gemini: "sdk-gemini", mock: "demo-chat" };
 export const UPSTREAM_MODELS: Record<RemoteKind, string> = {
@@ -79,6 +83,31 @@ export async function createChannel(gw: TestGateway, fields: Record<string, unkn
   const created = await gw.admin("POST", "/v1/admin/channels", fields);
   expect(created.status).toBe(201);
   return created.body.id;
+}
+
+/** A loopback upstream as a test starts it. */
+interface ClosableUpstream {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Models of their own on a world, each served by one channel to an upstream of its own, so
+ * that each has its own breaker state (and whatever else the gateway keeps per channel).
+ */
+export function ownModels(prefix: string) {
+  const upstreams: ClosableUpstream[] = [];
+  let count = 0;
+  return {
+    /** A new model served by one channel of `type` to `upstream`, closed by `close`. */
+    async on(world: World, type: string, upstream: ClosableUpstream): Promise<{ model: string; channelId: string }> {
+      upstreams.push(upstream);
+      const model = `${prefix}-${type}-${++count}`;
+      const channelId = await createChannel(world.gw, { name: model, type, base_url: upstream.url, api_key: "k", models: [model] });
+      return { model, channelId };
+    },
+    close: () => Promise.all(upstreams.map((upstream) => upstream.close())),
+  };
 }
 
 export function openAiClient(gw: TestGateway, key: string): OpenAI {

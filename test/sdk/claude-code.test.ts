@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, warningsOf, type RemoteKind, type World } from "./_support.ts";
+import { CLAUDE_CODE_BETAS, MODELS, REMOTE_KINDS, flattenText, onlyRequest, startWorld, warningsOf, type RemoteKind, type World } from "./_support.ts";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
 
@@ -10,10 +10,6 @@ import { editedAnthropicStream } from "../helpers/anthropic-upstream.ts";
  * mid-conversation system messages, asked for by a beta flag), so the gateway must take one
  * wherever it goes; from a caller that did not ask for them, the contract's rule stands.
  */
-
-/** The beta flags Claude Code 2.1 sends with every request. */
-const CLAUDE_CODE_BETAS =
-  "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,prompt-caching-scope-2026-01-05,mid-conversation-system-2026-04-07,effort-2025-11-24";
 
 let world: World;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { ApiError } from "@google/genai";
 import { anthropicErrorBody, startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
 import { geminiErrorBody, startGeminiUpstream } from "../helpers/gemini-upstream.ts";
 import { startOpenAiUpstream } from "../helpers/openai-upstream.ts";
-import { createChannel, rejectionOf, startWorld, type World } from "./_support.ts";
+import { ownModels, rejectionOf, startWorld, type World } from "./_support.ts";
 
 /**
  * An upstream that says it is overloaded (Anthropic's 529 overloaded_error, Gemini's and
@@ -15,23 +15,17 @@ import { createChannel, rejectionOf, startWorld, type World } from "./_support.t
  */
 
 let world: World;
-const upstreams: { close(): Promise<void> }[] = [];
+const models = ownModels("overloaded");
 beforeAll(async () => {
   world = await startWorld();
 });
 afterAll(async () => {
   await world.close();
-  await Promise.all(upstreams.map((up) => up.close()));
+  await models.close();
 });
 
-let models = 0;
 /** A model served by one channel of `type` whose upstream is `upstream`; each its own breaker state. */
-async function modelOn(type: string, upstream: { url: string; close(): Promise<void> }): Promise<string> {
-  upstreams.push(upstream);
-  const model = `overloaded-${type}-${++models}`;
-  await createChannel(world.gw, { name: model, type, base_url: upstream.url, api_key: "k", models: [model] });
-  return model;
-}
+const modelOn = async (type: string, upstream: { url: string; close(): Promise<void> }): Promise<string> => (await models.on(world, type, upstream)).model;
 
 const hi = [{ role: "user" as const, content: "hi" }];
 

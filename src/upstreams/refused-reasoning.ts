@@ -1,0 +1,46 @@
+import type { WireFormat } from "../canonical/chat.ts";
+import type { UpstreamError } from "./upstream-error.ts";
+
+/**
+ * Anthropic's messages (invalid_request_error): a model without extended thinking (Claude 3.5);
+ * one that thinks only with a budget, sent adaptive thinking (Claude 4.5 and before); one
+ * without the effort parameter (Haiku).
+ */
+const ANTHROPIC_MESSAGES = [
+  /^'[^'\s]{1,200}' does not support thinking\.?$/,
+  /^adaptive thinking is not supported on this model\.?$/,
+  /^This model does not support the effort parameter\.?$/,
+];
+
+/**
+ * Gemini's messages (INVALID_ARGUMENT): a thinkingLevel to a model before Gemini 3 (2.5 takes
+ * only a budget); any thinkingConfig to a model that does not think (2.0, image models).
+ */
+const GEMINI_MESSAGES = [
+  /^Thinking level is not supported for this model\.?$/,
+  /^thinking_config is not supported\.?$/,
+  /^Thinking is not enabled for models\/\S{1,200}$/,
+];
+
+/**
+ * Each provider's 400 for a model that does not take the reasoning setting it was sent, read
+ * from the whole message (or OpenAI's field and code), so that no other error that mentions
+ * thinking matches. Left out: a refusal to turn thinking off (the model would think anyway,
+ * and bill for it), and Anthropic's "thinking.type.enabled is not supported for this model"
+ * (a model that thinks adaptively only, and without the setting would not think at all).
+ */
+const REFUSALS: Record<WireFormat, (error: UpstreamError) => boolean> = {
+  // gpt-4o, gpt-4.1 and other models that do not reason: "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+  openai: (error) => error.param === "reasoning_effort" && error.code === "unsupported_parameter",
+  anthropic: (error) => matchesOne(error.message, ANTHROPIC_MESSAGES),
+  gemini: (error) => matchesOne(error.message, GEMINI_MESSAGES),
+};
+
+function matchesOne(message: string, patterns: readonly RegExp[]): boolean {
+  return patterns.some((pattern) => pattern.test(message));
+}
+
+/** Whether an upstream of `format` refused the request for its reasoning setting, which the model does not take. */
+export function refusedReasoning(error: UpstreamError, format: WireFormat): boolean {
+  return error.failure === "status" && error.upstreamStatus === 400 && REFUSALS[format](error);
+}
