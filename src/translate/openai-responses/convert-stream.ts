@@ -1,13 +1,11 @@
-import type { FinishReason, StreamFailure, StreamPart, Usage } from "../../canonical/chat.ts";
-import { streamFailureStatus } from "../stream-failure-status.ts";
-import { formatSseEvent } from "../../streams/sse.ts";
+import type { FinishReason, StreamPart, Usage } from "../../canonical/chat.ts";
 import type { StepOutput, StreamStep } from "../../streams/stream-step.ts";
 import { newId } from "../../lib/random-id.ts";
-import { errorBody } from "../../errors/gateway-error.ts";
 import { endAtError } from "../end-at-error.ts";
 import { UNEXPLAINED_REFUSAL } from "../openai-chat/convert-response.ts";
 import { functionCallItem, messageItem, outputText, reasoningItem, type OutputContent, type OutputItem } from "./convert-response.ts";
-import { incompleteReasonOf, responseObject, type ResponseHead, type ResponseObject } from "./response-object.ts";
+import { incompleteReasonOf, type ResponseHead, type ResponseObject } from "./response-object.ts";
+import { responsesStreamFrame } from "./responses-stream-frame.ts";
 
 /** The message being written: its place in `output` and whether its last content part is still open. */
 interface OpenMessage {
@@ -47,8 +45,8 @@ export function renderResponsesEvents(
   now: () => number,
   keep?: (response: ResponseObject<OutputItem>) => void,
 ): StreamStep<StreamPart, string> {
-  let sequence = 0;
-  let started: ResponseHead | null = null;
+  const frame = responsesStreamFrame(head, now);
+  const { event } = frame;
   const output: OutputItem[] = [];
   let message: OpenMessage | null = null;
   let reasoning: OpenReasoning | null = null;
@@ -59,14 +57,6 @@ export function renderResponsesEvents(
   let finish: FinishReason = "stop";
   let refusalSaid = false;
 
-  const event = (type: string, data: Record<string, unknown>) => formatSseEvent(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type);
-  /** The Response's first two events, once; a part of any kind may come first. */
-  const start = (created?: number): string => {
-    if (started) return "";
-    started = { ...head, createdAt: created ?? Math.floor(now() / 1000) };
-    const response = responseObject(started, { status: "in_progress", output: [], usage: null });
-    return event("response.created", { response }) + event("response.in_progress", { response });
-  };
   const partEvent = (type: string, m: OpenMessage, data: Record<string, unknown>) =>
     event(type, { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1, ...data });
   const closePart = (controller: StepOutput<string>, m: OpenMessage) => {
@@ -145,23 +135,10 @@ export function renderResponsesEvents(
     controller.enqueue(event("response.function_call_arguments.delta", { item_id: call.item.id, output_index: call.index, delta }));
   };
 
-  /** How a stream that already began reports a failure: OpenAI's error event, then the Response, failed. */
-  const failure = (reason: StreamFailure) => {
-    const opening = start();
-    for (const item of output) if (item.status === "in_progress") item.status = "incomplete";
-    const { message: text, type } = errorBody(streamFailureStatus(reason), reason.message).error;
-    return (
-      opening +
-      event("error", { code: type, message: text, param: null }) +
-      event("response.failed", { response: responseObject(started!, { status: "failed", output, usage, error: text }) })
-    );
-  };
-
-  return endAtError(failure, {
+  return endAtError((reason) => frame.failure(reason, output, usage), {
     transform(part, controller) {
       if (part.type === "native") return;
-      const opening = start(part.type === "start" ? part.created : undefined);
-      if (opening) controller.enqueue(opening);
+      frame.open(controller, part.type === "start" ? part.created : undefined);
       switch (part.type) {
         case "text-delta": {
           const m = partFor(controller, "output_text");
@@ -200,15 +177,14 @@ export function renderResponsesEvents(
       }
     },
     flush(controller) {
-      const opening = start();
-      if (opening) controller.enqueue(opening);
+      frame.open(controller);
       if (finish === "refusal" && !refusalSaid) refusalDelta(controller, UNEXPLAINED_REFUSAL);
       const incompleteReason = incompleteReasonOf(finish);
       const status = incompleteReason ? "incomplete" : "completed";
       closeReasoning(controller);
       closeMessage(controller, status);
       closeCalls(controller, status);
-      const response = responseObject(started!, { status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });
+      const response = frame.final({ status, output, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, incompleteReason });
       keep?.(response);
       controller.enqueue(event(incompleteReason ? "response.incomplete" : "response.completed", { response }));
     },
