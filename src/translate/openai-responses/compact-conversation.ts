@@ -2,7 +2,7 @@ import type { ChatMessage, ChatRequest, ChatResponse, ContentPart } from "../../
 import { newId } from "../../lib/random-id.ts";
 import { compactionItem } from "./compaction-item.ts";
 import type { InputItem } from "./request-schema.ts";
-import { usageToResponses } from "./response-object.ts";
+import { responseObject, usageToResponses, type ResponseHead } from "./response-object.ts";
 
 /** What the model is asked to write: a summary that lets another model carry on the work. */
 const COMPACTION_PROMPT = `The conversation above is about to be replaced by a summary of it, which is all that will be kept of it. Write that summary for whoever carries on: what was asked and decided, what was done and what came of it (commands, files, tool results that matter, errors), what is still to do, and any fact, name or value needed to continue. Be complete but brief, and write only the summary.`;
@@ -77,12 +77,36 @@ function userMessagesOf(items: readonly InputItem[]) {
  * item carrying the model's summary of it all, and the usage of writing that summary.
  */
 export function compactedResponseOf(answer: ChatResponse, id: string, conversation: readonly InputItem[]) {
-  const summary = answer.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
   return {
     id,
     object: "response.compaction" as const,
     created_at: answer.created,
-    output: [...userMessagesOf(conversation), compactionItem(summary)],
-    usage: usageToResponses(answer.usage ?? { inputTokens: 0, outputTokens: 0 }),
+    output: [...userMessagesOf(conversation), compactionItem(summaryOf(answer))],
+    usage: usageToResponses(answer.usage ?? NO_USAGE),
   };
+}
+
+/** The model's summary: the text of its answer. */
+const summaryOf = (answer: ChatResponse) => answer.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+
+const NO_USAGE = { inputTokens: 0, outputTokens: 0 };
+
+/**
+ * The body of a /v1/responses request whose input ended with a compaction_trigger: a Response
+ * whose one output item is the compaction carrying the model's summary, as Codex CLI expects
+ * when it compacts through OpenAI's own provider.
+ */
+export function compactionResponseOf(answer: ChatResponse, head: ResponseHead) {
+  return responseObject(head, { status: "completed", output: [compactionItem(summaryOf(answer))], usage: answer.usage ?? NO_USAGE });
+}
+
+/**
+ * A /v1/responses body (as read, not yet validated) without its last input item, when that item
+ * is a compaction_trigger; else undefined. The one look at the last item is all a request
+ * without a trigger pays; one anywhere else is refused by the schema, naming it.
+ */
+export function compactionTriggerTakenOff(raw: unknown): unknown {
+  const input = (raw as { input?: unknown }).input;
+  if (!Array.isArray(input) || (input.at(-1) as { type?: unknown } | null)?.type !== "compaction_trigger") return undefined;
+  return { ...(raw as object), input: input.slice(0, -1) };
 }

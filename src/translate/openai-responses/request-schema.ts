@@ -84,9 +84,12 @@ const CompactionItem = v.object({
 });
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "item_reference", "compaction"];
-const OtherItem = refusedType(
-  ITEM_TYPES,
-  (type) => `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output, reasoning, item_reference and compaction items`,
+/** Where a compaction_trigger is served: taken off a /v1/responses body before this schema sees it (see compactionTriggerTakenOff). */
+const TRIGGER_PLACE = "a compaction_trigger item is served only as the last item of input on /v1/responses, where it asks for the conversation before it to be compacted";
+const OtherItem = refusedType(ITEM_TYPES, (type) =>
+  type === "compaction_trigger"
+    ? TRIGGER_PLACE
+    : `items of type '${type}' are not served; the gateway takes message, function_call, function_call_output, reasoning, item_reference and compaction items`,
 );
 const InputItem = v.variant(
   "type",
@@ -187,6 +190,12 @@ export const ResponsesRequestSchema = v.looseObject({
 });
 
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
+
+/**
+ * A /v1/responses body whose last input item, a compaction_trigger, was taken off: its input
+ * may then be empty, when previous_response_id holds the conversation to compact.
+ */
+export const TriggeredRequestSchema = v.looseObject({ ...ResponsesRequestSchema.entries, input: v.array(InputItem, "must be an array of input items") });
 
 /** A body whose item references were replaced by the items they name: what is translated. */
 export type ResolvedResponsesRequest = { [K in keyof ResponsesRequest]: K extends "input" ? string | InputItem[] : ResponsesRequest[K] };
