@@ -153,3 +153,15 @@ describe("where a compaction_trigger may stand", () => {
     expect(retrieved.status).toBe(404);
   });
 });
+
+describe("an upstream that fails while the summary is written", () => {
+  test("no compaction item: the error event and response.failed end the stream, which Codex retries; the usage row says 502", async () => {
+    world.upstreams.openai.setBehavior({ cutAfterEvents: 3, streamEnd: "abort" });
+    const response = await postJson(world, "/v1/responses", codexBody(MODELS.openai, true));
+    const events = await eventsOf(response);
+    expect(events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "error", "response.failed"]);
+    expect(events[3].response).toMatchObject({ status: "failed", output: [] });
+    const [row] = await usageRowsOf(world.gw, response.headers.get("x-request-id")!);
+    expect(row.status).toBe(502);
+  });
+});
