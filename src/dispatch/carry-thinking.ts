@@ -23,8 +23,10 @@ export function withKeptThinking(request: ChatRequest, kept: KeptThinking, owner
   const ids = loop.flatMap((message) => firstToolCallId(message.parts) ?? []);
   const found = ids.length > 0 ? kept.recall(owner, ids) : undefined;
   if (!found?.size) return request;
+  // A Set, not loop.includes: an agent's loop may hold hundreds of answers, each message asked once.
+  const inLoop = new Set(loop);
   const keptFor = (message: ChatMessage) => {
-    const id = loop.includes(message) ? firstToolCallId(message.parts) : undefined;
+    const id = inLoop.has(message) ? firstToolCallId(message.parts) : undefined;
     return id === undefined ? undefined : found.get(id);
   };
   return {

@@ -89,7 +89,8 @@ export function compactedResponseOf(answer: ChatResponse, id: string, conversati
 /** The model's summary: the text of its answer. */
 const summaryOf = (answer: ChatResponse) => answer.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
 
-const NO_USAGE = { inputTokens: 0, outputTokens: 0 };
+/** Zero usage, shown for an answer that carries none. */
+export const NO_USAGE = { inputTokens: 0, outputTokens: 0 };
 
 /**
  * The body of a /v1/responses request whose input ended with a compaction_trigger: a Response

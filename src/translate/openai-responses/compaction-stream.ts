@@ -2,6 +2,7 @@ import type { StreamPart, Usage } from "../../canonical/chat.ts";
 import type { StreamStep } from "../../streams/stream-step.ts";
 import { endAtError } from "../end-at-error.ts";
 import { compactionItem } from "./compaction-item.ts";
+import { NO_USAGE } from "./compact-conversation.ts";
 import type { ResponseHead } from "./response-object.ts";
 import { responsesStreamFrame } from "./responses-stream-frame.ts";
 
@@ -29,7 +30,7 @@ export function renderCompactionEvents(head: Omit<ResponseHead, "createdAt">, no
       const item = compactionItem(summary);
       controller.enqueue(frame.event("response.output_item.added", { output_index: 0, item }));
       controller.enqueue(frame.event("response.output_item.done", { output_index: 0, item }));
-      const response = frame.final({ status: "completed", output: [item], usage: usage ?? { inputTokens: 0, outputTokens: 0 } });
+      const response = frame.final({ status: "completed", output: [item], usage: usage ?? NO_USAGE });
       controller.enqueue(frame.event("response.completed", { response }));
     },
   });
