@@ -54,6 +54,8 @@ export interface RuntimeHost {
    * that serves.
    */
   apiTrafficBegan?(): void;
+  /** The fetch that calls upstreams, where the runtime has one faster than its global fetch for some of them; left out, the global fetch. */
+  upstreamFetch?: typeof fetch;
 }
 
 /**
@@ -145,7 +147,7 @@ export async function runGateway(host: RuntimeHost): Promise<RunningServer> {
   await migrate(database.db, now);
   const first = await bootstrap(database.db, config, now());
   database.waitForWriteLockBetweenTurns();
-  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
+  const services = await createServices({ db: database.db, sql: database.sql, config, now, fetch: host.upstreamFetch ?? globalThis.fetch.bind(globalThis), log, identity: host.identity, createTempUpload: host.createTempUpload, bodyErrorReason: host.bodyErrorReason });
   services.changes.start(config.cachePollMs);
   const lastUsedTimer = setInterval(() => services.usage.flush(true).catch(() => {}), 5_000);
   const checkDatabaseFile = localPath !== null && host.fileIdentity ? watchDatabaseFile(localPath, host.fileIdentity, services.writable) : () => {};

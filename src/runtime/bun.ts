@@ -1,6 +1,7 @@
 /** Bun entry: `bun src/runtime/bun.ts`, and the compiled executable. */
 import { main } from "../boot.ts";
 import { nodeProcessHost } from "./node-process.ts";
+import { createSocketFetch } from "./socket-fetch/socket-fetch.ts";
 
 await main(
   {
@@ -20,6 +21,7 @@ await main(
     // Bun.serve prints the reason a response body is errored with as a stack trace; with none
     // it drops the connection quietly, and the gateway logs the failure as a JSON line.
     bodyErrorReason: () => undefined,
+    upstreamFetch: createSocketFetch(globalThis.fetch.bind(globalThis), process.env).fetch,
     async serve(fetch, { port, host }) {
       const server = Bun.serve({ fetch, port, hostname: host, idleTimeout: 0 });
       return { port: server.port ?? port, close: () => server.stop(false) };

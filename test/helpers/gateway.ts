@@ -1,5 +1,6 @@
 import type { KyselyPlugin } from "kysely";
 import { createTempUpload } from "../../src/runtime/node-temp-upload.ts";
+import { createSocketFetch } from "../../src/runtime/socket-fetch/socket-fetch.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,6 +44,7 @@ export interface TestGatewayOptions {
   /** Reuse a folder (restart tests); a new temp folder otherwise. */
   dir?: string;
   now?: () => number;
+  /** The upstreams' fetch; by default the one the Bun runtime gives the gateway (socket-fetch.ts, falling back to fetch). */
   fetch?: typeof fetch;
   log?: Logger;
   /** Keep the shipped default of refusing models without a price (tests of pricing itself). */
@@ -76,7 +78,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const db = (options.plugins ?? []).reduce((plugged, plugin) => plugged.withPlugin(plugin), database.db);
   // A plugged instance is another Kysely: its writes must wait for the lock as the database's do.
   if (db !== database.db) waitForWriteLockBetweenTurns(db, WRITE_LOCK_WAIT_MS);
-  const services = await createServices({ db, sql: database.sql, config, now, fetch: options.fetch ?? fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
+  const upstreams = createSocketFetch(fetch, {});
+  const services = await createServices({ db, sql: database.sql, config, now, fetch: options.fetch ?? upstreams.fetch, log: options.log ?? silentLogger, identity, createTempUpload: () => createTempUpload(), bodyErrorReason: () => undefined });
   // The demo user is on the free plan (10 requests a minute); tests share its key for far more.
   await services.changes.commit({ kind: "all" }, (trx) => trx.updateTable("users").set({ plan: "enterprise" }).where("email", "=", "demo@gateway.local").execute());
   // Tests route to ad-hoc upstream model IDs; pricing tests opt back into the strict default.
@@ -107,6 +110,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     async close({ keepFiles = false } = {}) {
       await server.stop(true);
+      upstreams.closeIdle();
       services.changes.stop();
       await services.usage.flush(true);
       await database.close();
