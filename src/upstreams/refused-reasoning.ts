@@ -23,24 +23,42 @@ const GEMINI_MESSAGES = [
 ];
 
 /**
+ * Anthropic's message for a budget (`thinking.type: "enabled"`) to a model that thinks
+ * adaptively only (Claude Opus 4.7 and later), which thinks when asked adaptively.
+ */
+const ANTHROPIC_ADAPTIVE_ONLY = /^"thinking\.type\.enabled" is not supported for this model\. Use "thinking\.type\.adaptive" and "output_config\.effort" to control thinking behavior\.?$/;
+
+/**
+ * What a refused reasoning setting becomes when the request goes again: left out, or (a
+ * budget to a model that thinks adaptively only) sent as adaptive thinking.
+ */
+export type ReasoningRemedy = "leave out" | "adaptive";
+
+/**
  * Each provider's 400 for a model that does not take the reasoning setting it was sent, read
  * from the whole message (or OpenAI's field and code), so that no other error that mentions
- * thinking matches. Left out: a refusal to turn thinking off (the model would think anyway,
- * and bill for it), and Anthropic's "thinking.type.enabled is not supported for this model"
- * (a model that thinks adaptively only, and without the setting would not think at all).
+ * thinking matches, and what the setting becomes for it. Left out: a refusal to turn thinking
+ * off (the model would think anyway, and bill for it).
  */
-const REFUSALS: Record<WireFormat, (error: UpstreamError) => boolean> = {
+const REFUSALS: Record<WireFormat, (error: UpstreamError) => ReasoningRemedy | undefined> = {
   // gpt-4o, gpt-4.1 and other models that do not reason: "Unsupported parameter: 'reasoning_effort' is not supported with this model."
-  openai: (error) => error.param === "reasoning_effort" && error.code === "unsupported_parameter",
-  anthropic: (error) => matchesOne(error.message, ANTHROPIC_MESSAGES),
-  gemini: (error) => matchesOne(error.message, GEMINI_MESSAGES),
+  openai: (error) => leftOutIf(error.param === "reasoning_effort" && error.code === "unsupported_parameter"),
+  anthropic: (error) => (ANTHROPIC_ADAPTIVE_ONLY.test(error.message) ? "adaptive" : leftOutIf(matchesOne(error.message, ANTHROPIC_MESSAGES))),
+  gemini: (error) => leftOutIf(matchesOne(error.message, GEMINI_MESSAGES)),
 };
+
+function leftOutIf(refused: boolean): ReasoningRemedy | undefined {
+  return refused ? "leave out" : undefined;
+}
 
 function matchesOne(message: string, patterns: readonly RegExp[]): boolean {
   return patterns.some((pattern) => pattern.test(message));
 }
 
-/** Whether an upstream of `format` refused the request for its reasoning setting, which the model does not take. */
-export function refusedReasoning(error: UpstreamError, format: WireFormat): boolean {
-  return error.failure === "status" && error.upstreamStatus === 400 && REFUSALS[format](error);
+/**
+ * What the reasoning setting becomes when an upstream of `format` refused the request for it,
+ * which the model does not take in that form; undefined for any other error.
+ */
+export function remedyForRefusedReasoning(error: UpstreamError, format: WireFormat): ReasoningRemedy | undefined {
+  return error.failure === "status" && error.upstreamStatus === 400 ? REFUSALS[format](error) : undefined;
 }

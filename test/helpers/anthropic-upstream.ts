@@ -15,6 +15,7 @@ import { firstSchemaError, isErrorStatus, isObjectSchema, jsonFixture, replaySse
  *   and every object of such a schema (or of a strict tool's input_schema) says
  *   `additionalProperties: false`, else Anthropic's 400;
  * - with `refusesReasoning` it is a model without extended thinking, refusing `thinking` and `effort`;
+ *   with `thinksAdaptivelyOnly` one that refuses a thinking budget (Claude Opus 4.7 and later);
  * - count_tokens answers test/fixtures/anthropic-count-tokens.json;
  * - non-streaming answers come from test/fixtures/anthropic-message*.json;
  * - streaming answers (`"stream": true`) replay a recorded SSE fixture
@@ -38,7 +39,12 @@ export interface AnthropicUpstreamBehavior extends LoopbackBehavior {
    * `output_config.effort`, gets Anthropic's 400 for it.
    */
   refusesReasoning?: boolean;
+  /** The model thinks adaptively only (Claude Opus 4.7 and later): `thinking.type: "enabled"` gets Anthropic's 400 for it. */
+  thinksAdaptivelyOnly?: boolean;
 }
+
+/** Anthropic's message refusing a thinking budget (`thinking.type: "enabled"`) to a model that thinks adaptively only. */
+export const BUDGET_REFUSAL_MESSAGE = '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
 
 export interface AnthropicUpstreamOptions extends Partial<AnthropicUpstreamBehavior> {
   /** When set, a request whose `x-api-key` differs gets Anthropic's 401. */
@@ -301,7 +307,7 @@ export async function startAnthropicUpstream(options: AnthropicUpstreamOptions =
       if (unpaired) return errorResponse(400, anthropicErrorBody(400, unpaired));
       const malformed = structuredOutputsError(body);
       if (malformed) return errorResponse(400, anthropicErrorBody(400, malformed));
-      const refused = current.refusesReasoning ? reasoningRefusal(body) : null;
+      const refused = current.refusesReasoning ? reasoningRefusal(body) : current.thinksAdaptivelyOnly && body.thinking?.type === "enabled" ? BUDGET_REFUSAL_MESSAGE : null;
       if (refused) return errorResponse(400, anthropicErrorBody(400, refused));
       if (isErrorStatus(current.status)) {
         return errorResponse(current.status, current.errorBody ?? anthropicErrorBody(current.status), current.headers);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { jsonFixture } from "../helpers/loopback-upstream.ts";
 import { REASONING_EFFORT_REFUSAL, startOpenAiUpstream } from "../helpers/openai-upstream.ts";
-import { startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
+import { BUDGET_REFUSAL_MESSAGE, startAnthropicUpstream } from "../helpers/anthropic-upstream.ts";
 import { startGeminiUpstream } from "../helpers/gemini-upstream.ts";
 import { CLAUDE_CODE_BETAS, ownModels, postJson, startWorld, warningsOf, type World } from "./_support.ts";
 
@@ -11,8 +11,9 @@ import { CLAUDE_CODE_BETAS, ownModels, postJson, startWorld, warningsOf, type Wo
  * does not reason (gpt-4o) was sent `reasoning_effort: "high"` and answered 400, so the caller
  * got a 400 for a parameter it never sent in that form. The request now goes again at once on
  * the same channel without the setting, with a warning, and the model is remembered, so the
- * next request leaves it out from the start. A same-format caller's own setting still gets
- * the upstream's 400, as it would directly.
+ * next request leaves it out from the start. A budget to a Claude model that thinks
+ * adaptively only (Opus 4.7 and later) goes again as adaptive thinking instead. A same-format
+ * caller's own setting still gets the upstream's 400, as it would directly.
  */
 
 let world: World;
@@ -119,6 +120,58 @@ describe("a gemini caller's thinkingConfig to an anthropic model without extende
       expect(upstream.requests.map((request) => request.body.thinking)).toEqual([undefined]);
     });
   }
+});
+
+describe("a gemini caller's thinkingBudget to an anthropic model that thinks adaptively only", () => {
+  const ADAPTIVE_WARNING = "reasoning: thinking budget sent as adaptive thinking at effort medium: the upstream model thinks adaptively only";
+  for (const stream of [false, true]) {
+    test(`${stream ? "streamed" : "whole"}: sent again as adaptive thinking at the budget's effort, then so from the start`, async () => {
+      const upstream = await startAnthropicUpstream({ thinksAdaptivelyOnly: true });
+      const { model, channelId } = await modelOn("anthropic", upstream);
+      const rowsBefore = await usageRows();
+      const send = () =>
+        postJson(world, `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`, {
+          contents: [{ role: "user", parts: [{ text: "hi" }] }],
+          generationConfig: { maxOutputTokens: 16000, frequencyPenalty: 0.5, thinkingConfig: { thinkingBudget: 8000 } },
+        });
+      const sentThinking = () => upstream.requests.map((request) => [request.body.thinking, request.body.output_config]);
+
+      const first = await seen(await send());
+      expect(first).toMatchObject({ status: 200, text: "", attempts: "2" });
+      expect(first.warnings).toContain(ADAPTIVE_WARNING);
+      expect(first.warnings).not.toContain(WARNING);
+      expectEachOnce(first.warnings);
+      expect(sentThinking()).toEqual([
+        [{ type: "enabled", budget_tokens: 8000 }, undefined],
+        [{ type: "adaptive" }, { effort: "medium" }],
+      ]);
+      expect(await usageRows()).toBe(rowsBefore + 1);
+      const [row] = (await world.gw.admin("GET", "/v1/admin/usage?limit=1")).body.usage;
+      expect(row).toMatchObject({ status: 200, channel_id: channelId });
+      expect(await channelStatus(channelId)).toBe("active");
+
+      upstream.reset();
+      const next = await seen(await send());
+      expect(next).toMatchObject({ status: 200, text: "", attempts: "1" });
+      expect(next.warnings).toContain(ADAPTIVE_WARNING);
+      expect(sentThinking()).toEqual([[{ type: "adaptive" }, { effort: "medium" }]]);
+    });
+  }
+
+  test("an anthropic caller's own budget gets the upstream's 400, every time, as it would directly", async () => {
+    const upstream = await startAnthropicUpstream({ thinksAdaptivelyOnly: true });
+    const { model } = await modelOn("anthropic", upstream);
+    for (const _ of [1, 2]) {
+      const response = await postJson(world, "/v1/messages", { model, max_tokens: 16000, thinking: { type: "enabled", budget_tokens: 8000 }, messages: [{ role: "user", content: "hi" }] });
+      expect(response.status).toBe(400);
+      expect(response.headers.get("x-gateway-attempts")).toBe("1");
+      expect((await response.json()).error).toMatchObject({ type: "invalid_request_error", message: BUDGET_REFUSAL_MESSAGE });
+    }
+    expect(upstream.requests.map((request) => request.body.thinking)).toEqual([
+      { type: "enabled", budget_tokens: 8000 },
+      { type: "enabled", budget_tokens: 8000 },
+    ]);
+  });
 });
 
 describe("a gemini 2.5 model, which refuses a thinkingLevel and takes a budget", () => {
