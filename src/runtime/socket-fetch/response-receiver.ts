@@ -68,19 +68,26 @@ export class ResponseReceiver implements ResponseSink {
   /** Called once the connection's push is parsed: answers as soon as the head is in. */
   afterPush(): void {
     if (this.#answered || this.#failed || !this.#head) return;
-    const { status, statusText, headers } = this.#head;
-    const coding = headers.find(([name]) => name === "content-encoding")?.[1].toLowerCase();
-    const decoding = coding === undefined || coding === "identity" ? null : DECODINGS[coding];
-    if (decoding === undefined) {
-      this.fail(new MalformedResponse(`the upstream sent its answer with content-encoding ${coding}, which the gateway cannot read`));
+    let response: Response;
+    try {
+      response = this.#responseOf(this.#head);
+    } catch (error) {
+      // A field value or reason phrase fetch would not take (a bare CR, a control character), or a coding it cannot read.
+      this.fail(error instanceof MalformedResponse ? error : new MalformedResponse(`the upstream's response head cannot be read: ${String(error)}`));
       this.source.abandon();
       return;
     }
     this.#answered = true;
+    this.#resolve(response);
+  }
+
+  #responseOf({ status, statusText, headers }: ResponseHead): Response {
+    const coding = headers.find(([name]) => name === "content-encoding")?.[1].toLowerCase();
+    const decoding = coding === undefined || coding === "identity" ? null : DECODINGS[coding];
+    if (decoding === undefined) throw new MalformedResponse(`the upstream sent its answer with content-encoding ${coding}, which the gateway cannot read`);
     const body = this.#bodyOf(status);
     // The request asked for the body unencoded (request-head.ts); a server that encodes it all the same is read as fetch reads it.
-    const decoded = body === null || decoding === null ? body : asStream(body).pipeThrough(new DecompressionStream(decoding));
-    this.#resolve(new Response(decoded, { status, statusText, headers }));
+    return new Response(body === null || decoding === null ? body : asStream(body).pipeThrough(new DecompressionStream(decoding)), { status, statusText, headers });
   }
 
   /** Ends the exchange with `error`: the Response's promise rejects, or its body errors unless it already ended. */

@@ -113,7 +113,7 @@ export class UpstreamConnection {
     const unwritten = this.#unwritten;
     if (!unwritten || !this.#socket) return;
     const written = this.#socket.write(unwritten);
-    this.#unwritten = written < unwritten.length ? unwritten.subarray(written) : null;
+    this.#unwritten = written < unwritten.length ? unwritten.subarray(Math.max(written, 0)) : null;
   }
 
   /** The server ended or dropped the connection: the end of a body that runs to the close, else a failure. */
