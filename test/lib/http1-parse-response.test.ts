@@ -160,6 +160,8 @@ describe("ResponseParser: malformed answers", () => {
     ["a status line that is not HTTP/1.x", "HTTP/2 200 OK\r\n\r\n", "status line"],
     ["an obs-fold continuation line", `${OK_HEAD}X-Long: a\r\n  continued\r\nContent-Length: 0\r\n\r\n`, "not a header field"],
     ["a field line without a colon", `${OK_HEAD}no colon here\r\n\r\n`, "not a header field"],
+    ["a field value with a NUL", `${OK_HEAD}X-Id: a\0b\r\nContent-Length: 0\r\n\r\n`, "NUL or a bare CR"],
+    ["a field value with a bare CR", `${OK_HEAD}X-Id: a\rb\r\nContent-Length: 0\r\n\r\n`, "NUL or a bare CR"],
     ["a status over 599", "HTTP/1.1 600 Nope\r\nContent-Length: 0\r\n\r\n", "outside"],
     ["a chunk size that is not hexadecimal", `${OK_HEAD}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, "not hexadecimal"],
     ["chunk data running past its size", `${OK_HEAD}Transfer-Encoding: chunked\r\n\r\n3\r\nabcdef\r\n0\r\n\r\n`, "runs past its size"],

@@ -262,6 +262,12 @@ describe("socket fetch: failures", () => {
     await upstream.connections[0]!.whenClosed;
   });
 
+  test("a field value with a NUL, which no Response can hold, rejects with code MALFORMED_HTTP_RESPONSE rather than hanging", async () => {
+    const { upstream, client } = setUp((_, connection) => connection.write(`HTTP/1.1 200 OK\r\nX-Id: a\0b\r\nContent-Length: 2\r\n\r\nok`));
+    expect((await rejection(client.fetch(upstream.url))).code).toBe("MALFORMED_HTTP_RESPONSE");
+    await upstream.connections[0]!.whenClosed;
+  });
+
   test("a server that closes in the middle of a Content-Length body errors the body's read", async () => {
     const { upstream, client } = setUp((_, connection) => {
       connection.write(responseHead(200, { "content-length": "100" }) + "only this");

@@ -27,6 +27,8 @@ const MAX_TRAILER_BYTES = 64 * 1024;
 const CHUNK_SIZE = /^([0-9a-fA-F]{1,13})[ \t]*(?:;.*)?$/;
 const STATUS_LINE = /^HTTP\/1\.[01] ([1-9]\d\d)(?: (.*))?$/;
 const LATIN1 = new TextDecoder("latin1");
+/** What a field value may not hold that a head split at its line feeds can still carry. */
+const FORBIDDEN_IN_VALUE = /[\0\r]/;
 const LF = 10;
 
 type State = "head" | "length" | "close" | "chunk-size" | "chunk-data" | "chunk-end" | "trailers" | "done";
@@ -204,7 +206,7 @@ export class ResponseParser {
   }
 }
 
-/** The header fields of a head's lines (the status line first), names lowercased; a folded or nameless line is malformed. */
+/** The header fields of a head's lines (the status line first), names lowercased; a folded or nameless line, or a value with a NUL or a bare CR, is malformed. */
 function fieldsOf(lines: string[]): [string, string][] {
   const fields: [string, string][] = [];
   for (let i = 1; i < lines.length; i++) {
@@ -213,7 +215,10 @@ function fieldsOf(lines: string[]): [string, string][] {
     const colon = line.indexOf(":");
     const name = colon > 0 ? line.slice(0, colon) : "";
     if (!FIELD_NAME.test(name)) throw new MalformedResponse("the upstream's response head has a line that is not a header field");
-    fields.push([name.toLowerCase(), line.slice(colon + 1).trim()]);
+    const value = line.slice(colon + 1).trim();
+    // RFC 9110 5.5: no field value holds them; Headers refuses them, and a Response that cannot be made would leave its request unanswered.
+    if (FORBIDDEN_IN_VALUE.test(value)) throw new MalformedResponse("the upstream's response head has a field value with a NUL or a bare CR");
+    fields.push([name.toLowerCase(), value]);
   }
   return fields;
 }
