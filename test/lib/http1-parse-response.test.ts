@@ -148,6 +148,13 @@ describe("ResponseParser: a response cut short", () => {
     expect(parser.started).toBe(true);
   });
 
+  test("after a whole interim head the response has started: finish() then says it was cut in the middle", () => {
+    const parser = new ResponseParser({ head() {}, body() {}, end() {} });
+    parser.push(bytesOf("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"));
+    expect(parser.started).toBe(true);
+    expect(() => parser.finish()).toThrow("in the middle");
+  });
+
   test("finish() in the middle of the head or of a framed body throws MalformedResponse", () => {
     expect(parseBothWays("HTTP/1.1 200 OK\r\nContent-Le", { finish: true }).malformed).toContain("in the middle");
     expect(parseBothWays(`${OK_HEAD}Content-Length: 10\r\n\r\nhello`, { finish: true })).toMatchObject({ body: "hello", ends: 0, done: false, malformed: expect.stringContaining("in the middle") });

@@ -128,6 +128,17 @@ describe("socket fetch: a connection the server let go", () => {
     expect(upstream.connections.map((connection) => connection.requests)).toEqual([[plainGet("/1", portOf(upstream.url)), plainGet("/2", portOf(upstream.url))], [plainGet("/2", portOf(upstream.url))]]);
   });
 
+  test("a reused connection closed after an interim 103 is not sent again: the server had begun its answer", async () => {
+    const { upstream, client } = setUp((_, connection) => {
+      if (connection.requests.length === 1) return connection.write(answerWith("ok"));
+      connection.write("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n");
+      connection.end();
+    });
+    await (await client.fetch(`${upstream.url}/1`)).text();
+    expect((await rejection(client.fetch(`${upstream.url}/2`, { method: "POST", body: "{}" }))).code).toBe("MALFORMED_HTTP_RESPONSE");
+    expect(upstream.connections.map((connection) => connection.requests.length)).toEqual([2]);
+  });
+
   test("the request is sent again only once: a new connection that closes without answering rejects", async () => {
     const { upstream, client } = setUp((_, connection) => {
       if (upstream.connections.length === 1 && connection.requests.length === 1) return connection.write(answerWith("ok"));

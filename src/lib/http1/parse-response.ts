@@ -51,6 +51,8 @@ export class ResponseParser {
   #extra = false;
   /** Bytes of trailer fields read so far. */
   #trailerBytes = 0;
+  /** A byte has come: an interim head, once read, leaves nothing else that says so. */
+  #started = false;
 
   constructor(
     private readonly sink: ResponseSink,
@@ -70,11 +72,12 @@ export class ResponseParser {
 
   /** Whether any byte of a final or interim head has arrived. */
   get started(): boolean {
-    return this.#state !== "head" || this.#partial.length > 0;
+    return this.#started;
   }
 
   /** Takes the next bytes the connection delivered. */
   push(bytes: Uint8Array): void {
+    if (bytes.length > 0) this.#started = true;
     let at = 0;
     while (at < bytes.length) {
       switch (this.#state) {
