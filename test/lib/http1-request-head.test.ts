@@ -49,4 +49,8 @@ describe("requestHead", () => {
   test.each(["", "X Space", "X:Colon", "Ünicode", "X\r\nY"])("the field name %p throws a TypeError", (name) => {
     expect(() => headWith([[name, "v"]])).toThrow(TypeError);
   });
+
+  test.each(["", "PO ST", "GET /x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET", "PÖST"])("the method %p, not a token, throws a TypeError", (method) => {
+    expect(() => headWith([], { method })).toThrow(TypeError);
+  });
 });

@@ -86,6 +86,29 @@ describe("socket fetch: keep-alive", () => {
     ]);
   });
 
+  test("a method is written in upper case only where fetch writes it so: post becomes POST, patch stays patch", async () => {
+    const { upstream, client } = setUp(answerOk);
+    await (await client.fetch(`${upstream.url}/p`, { method: "patch", body: "{}" })).text();
+    await (await client.fetch(`${upstream.url}/q`, { method: "post", body: "{}" })).text();
+    expect(upstream.connections[0]!.requests.map((request) => request.slice(0, request.indexOf(" ")))).toEqual(["patch", "POST"]);
+  });
+
+  test("a GET with a body is a TypeError, as fetch makes it, and nothing is sent", async () => {
+    const { upstream, client } = setUp(answerOk);
+    expect(await rejection(client.fetch(`${upstream.url}/g`, { method: "get", body: "{}" }))).toBeInstanceOf(TypeError);
+    expect(upstream.connections).toHaveLength(0);
+  });
+
+  test("a 205 that sends a body anyway: the Response has none, its bytes are read past, and the connection carries the next request", async () => {
+    let answered = 0;
+    const { upstream, client } = setUp((_, connection) => connection.write(answered++ === 0 ? responseHead(205, { "content-length": "5" }) + "hello" : answerWith("next")));
+    const reset = await client.fetch(`${upstream.url}/1`);
+    expect(reset.status).toBe(205);
+    expect(reset.body).toBeNull();
+    expect(await (await client.fetch(`${upstream.url}/2`)).text()).toBe("next");
+    expect(upstream.connections).toHaveLength(1);
+  });
+
   test("an answer with Connection: close makes the next request open a new connection", async () => {
     const { upstream, client } = setUp((_, connection) => {
       connection.write(responseHead(200, { connection: "close", "content-length": "2" }) + "ok");

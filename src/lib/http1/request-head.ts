@@ -23,13 +23,14 @@ export interface RequestHeadParts {
 }
 
 /**
- * The text of an HTTP/1.1 request head. A field name that is not a token, or a value with a
- * character UNSAFE_VALUE names (a channel key pasted with its line break, say), throws a
+ * The text of an HTTP/1.1 request head. A method or field name that is not a token, or a value
+ * with a character UNSAFE_VALUE names (a channel key pasted with its line break, say), throws a
  * TypeError as fetch does, rather than splitting the head into fields or requests nobody wrote. The body is asked
  * for unencoded: the gateway reads it as it comes, and a local server gains nothing from
  * compressing it.
  */
 export function requestHead(parts: RequestHeadParts): string {
+  if (!FIELD_NAME.test(parts.method)) throw new TypeError(`invalid method: ${JSON.stringify(parts.method)}`);
   let head = `${parts.method} ${parts.target} HTTP/1.1\r\nhost: ${parts.host}\r\nconnection: keep-alive\r\naccept-encoding: identity\r\n`;
   let accept = false;
   let userAgent = false;

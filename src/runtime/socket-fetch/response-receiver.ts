@@ -53,7 +53,8 @@ export class ResponseReceiver implements ResponseSink {
   body(bytes: Uint8Array): void {
     const stream = this.#stream;
     if (!stream) {
-      this.#early.push(bytes);
+      // Bytes of a body the Response may not have (a 205 that sent some) are dropped, not kept.
+      if (!this.#answered) this.#early.push(bytes);
       return;
     }
     stream.enqueue(bytes);

@@ -43,7 +43,8 @@ export function createSocketFetch(fallback: typeof fetch, env: Record<string, st
     if (url.username !== "" || url.password !== "") return fallback(input, init);
     const signal = init?.signal ?? undefined;
     signal?.throwIfAborted();
-    const method = (init?.method ?? "GET").toUpperCase();
+    const method = normalizedMethod(init?.method ?? "GET");
+    if ((method === "GET" || method === "HEAD") && typeof body === "string") throw new TypeError(`a ${method} request cannot have a body`);
     const bodyLength = typeof body === "string" ? Buffer.byteLength(body) : null;
     const head = requestHead({ method, target: url.pathname + url.search, host: url.host, headers: headerPairs(init?.headers), bodyLength, userAgent });
     const request = typeof body === "string" ? head + body : head;
@@ -65,6 +66,14 @@ export function createSocketFetch(fallback: typeof fetch, env: Record<string, st
   }
 
   return { fetch: socketFetch as typeof fetch, closeIdle: () => pool.closeIdle() };
+}
+
+/** Methods fetch writes in upper case whatever case they were given in; any other is sent as given. */
+const NORMALIZED_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+
+function normalizedMethod(method: string): string {
+  const upper = method.toUpperCase();
+  return NORMALIZED_METHODS.has(upper) ? upper : method;
 }
 
 /** A request's header fields as name-value pairs, from any of fetch's forms. */
