@@ -334,16 +334,39 @@ describe("socket fetch: what goes to the fallback", () => {
     expect(upstream.connections).toHaveLength(0);
   });
 
-  test("with 4 requests in flight the 5th goes to the fallback, and once they end the next is served again", async () => {
+  test("with 2 requests in flight the 3rd goes to the fallback, and once they end the next is served again", async () => {
     const held: AcceptedConnection[] = [];
-    const { upstream, client, fallback } = setUp((_, connection) => (held.length < 4 ? void held.push(connection) : connection.write(answerWith("later"))));
-    const inFlight = [1, 2, 3, 4].map((n) => client.fetch(`${upstream.url}/${n}`));
-    await until(() => held.length === 4, "4 requests at the server");
-    expect(await (await client.fetch(`${upstream.url}/5`)).text()).toBe("from fallback");
-    expect(fallback.calls.map(([url]) => url)).toEqual([`${upstream.url}/5`]);
+    const { upstream, client, fallback } = setUp((_, connection) => (held.length < 2 ? void held.push(connection) : connection.write(answerWith("later"))));
+    const inFlight = [1, 2].map((n) => client.fetch(`${upstream.url}/${n}`));
+    await until(() => held.length === 2, "2 requests at the server");
+    expect(await (await client.fetch(`${upstream.url}/3`)).text()).toBe("from fallback");
+    expect(fallback.calls.map(([url]) => url)).toEqual([`${upstream.url}/3`]);
     for (const connection of held) connection.write(answerWith("held"));
-    expect(await Promise.all(inFlight.map(async (pending) => (await pending).text()))).toEqual(["held", "held", "held", "held"]);
-    expect(await (await client.fetch(`${upstream.url}/6`)).text()).toBe("later");
+    expect(await Promise.all(inFlight.map(async (pending) => (await pending).text()))).toEqual(["held", "held"]);
+    expect(await (await client.fetch(`${upstream.url}/4`)).text()).toBe("later");
     expect(fallback.calls).toHaveLength(1);
+  });
+
+  test("a call through the fallback counts as in flight until its head comes: with one there and one here, the next goes to the fallback too", async () => {
+    const held: AcceptedConnection[] = [];
+    let releaseFallback!: () => void;
+    const calls: string[] = [];
+    const slowFallback = (async (url: string) => {
+      calls.push(url);
+      if (calls.length === 1) await new Promise<void>((resolve) => (releaseFallback = resolve));
+      return new Response("from fallback");
+    }) as typeof fetch;
+    upstream = startKeepAliveUpstream((_, connection) => (held.length < 1 ? void held.push(connection) : connection.write(answerWith("here"))));
+    client = createSocketFetch(slowFallback, {});
+    const secure = client.fetch("https://127.0.0.1:1/x");
+    const here = client.fetch(`${upstream.url}/1`);
+    await until(() => held.length === 1, "1 request at the server");
+    expect(await (await client.fetch(`${upstream.url}/2`)).text()).toBe("from fallback");
+    releaseFallback();
+    held[0]!.write(answerWith("held"));
+    expect(await (await secure).text()).toBe("from fallback");
+    expect(await (await here).text()).toBe("held");
+    expect(await (await client.fetch(`${upstream.url}/3`)).text()).toBe("here");
+    expect(calls).toEqual(["https://127.0.0.1:1/x", `${upstream.url}/2`]);
   });
 });

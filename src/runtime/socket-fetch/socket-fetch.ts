@@ -6,14 +6,15 @@ import { StaleConnection } from "./upstream-connection.ts";
 const PROXY_VARIABLES = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
 /**
- * Requests in flight on the main thread's connections past which more go through fetch. One
- * request's hand-over to fetch's thread and back costs more than sending it here, but under
- * load the main thread is the gateway's bottleneck (100% of a core at concurrency 64) and
- * fetch's thread a second core: there, moving the upstream's reads and writes onto the main
- * thread served 30% fewer requests a second. A few in flight at once is the light load whose
- * latency the main thread's connections cut.
+ * Upstream calls in flight (on the main thread's connections, or through fetch until its
+ * answer's head) at which more go through fetch. One call's hand-over to fetch's thread and
+ * back costs more than making it here, but under load the main thread is the gateway's
+ * bottleneck (100% of a core at concurrency 64) and fetch's thread a second core: there,
+ * moving the upstream's reads and writes onto the main thread served 30% fewer requests a
+ * second, and letting 4 calls at a time stay on it still cost 6-7%. Only a call made while
+ * the gateway is nearly idle, the light load whose latency this cuts, is made here.
  */
-const MOST_IN_FLIGHT_HERE = 4;
+const MOST_IN_FLIGHT_HERE = 2;
 
 /** A fetch with the pool it keeps connections in. */
 export interface SocketFetch {
@@ -25,8 +26,8 @@ export interface SocketFetch {
 /**
  * A fetch for upstream calls that sends plain-HTTP requests with a text body (every chat and
  * JSON call to a local model server, a sidecar, the bench's upstream) over keep-alive
- * connections of its own on the main thread (UpstreamConnection says why) while few are in
- * flight, and hands every other call to `fallback`: calls past MOST_IN_FLIGHT_HERE; HTTPS,
+ * connections of its own on the main thread (UpstreamConnection says why) while few calls are
+ * in flight, and hands every other call to `fallback`: calls past MOST_IN_FLIGHT_HERE; HTTPS,
  * whose certificate checks and TLS settings stay fetch's; a streamed upload; a URL with
  * credentials; and every call where a proxy is configured.
  */
@@ -35,12 +36,23 @@ export function createSocketFetch(fallback: typeof fetch, env: Record<string, st
   if (PROXY_VARIABLES.some((name) => env[name])) return { fetch: fallback, closeIdle: () => {} };
   const userAgent = `Bun/${Bun.version}`;
 
+  /** Calls made through fetch whose answer's head has not come. */
+  let fetchesAwaitingHead = 0;
+  async function throughFallback(input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
+    fetchesAwaitingHead += 1;
+    try {
+      return await fallback(input, init);
+    } finally {
+      fetchesAwaitingHead -= 1;
+    }
+  }
+
   async function socketFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const body = init?.body;
-    if (pool.inFlight >= MOST_IN_FLIGHT_HERE) return fallback(input, init);
-    if (typeof input !== "string" || !input.startsWith("http://") || (body !== undefined && body !== null && typeof body !== "string")) return fallback(input, init);
+    if (pool.inFlight + fetchesAwaitingHead >= MOST_IN_FLIGHT_HERE) return throughFallback(input, init);
+    if (typeof input !== "string" || !input.startsWith("http://") || (body !== undefined && body !== null && typeof body !== "string")) return throughFallback(input, init);
     const url = new URL(input);
-    if (url.username !== "" || url.password !== "") return fallback(input, init);
+    if (url.username !== "" || url.password !== "") return throughFallback(input, init);
     const signal = init?.signal ?? undefined;
     signal?.throwIfAborted();
     const method = normalizedMethod(init?.method ?? "GET");
