@@ -6,7 +6,7 @@ import { MalformedResponse } from "../../lib/http1/malformed-response.ts";
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
 
 /** Body bytes buffered for a reader that has not read them, before the socket stops reading. */
-export const BODY_HIGH_WATER_BYTES = 64 * 1024;
+const BODY_HIGH_WATER_BYTES = 64 * 1024;
 
 /** What the receiver asks of its connection: flow control of the body, and letting go of it. */
 export interface BodySource {
@@ -39,11 +39,6 @@ export class ResponseReceiver implements ResponseSink {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-  }
-
-  /** Whether the Response was handed out (its head arrived). */
-  get answered(): boolean {
-    return this.#answered;
   }
 
   head(head: ResponseHead): void {

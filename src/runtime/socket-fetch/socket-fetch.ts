@@ -32,8 +32,8 @@ export interface SocketFetch {
  * credentials; and every call where a proxy is configured.
  */
 export function createSocketFetch(fallback: typeof fetch, env: Record<string, string | undefined>): SocketFetch {
-  const pool = new ConnectionPool();
   if (PROXY_VARIABLES.some((name) => env[name])) return { fetch: fallback, closeIdle: () => {} };
+  const pool = new ConnectionPool();
   const userAgent = `Bun/${Bun.version}`;
 
   /** Calls made through fetch whose answer's head has not come. */
